@@ -1,0 +1,93 @@
+// baton-info: which ranks run where, which device each uses, and whether MPI is GPU-aware.
+//   mpiexec -n 4 baton-info        srun -n 4 baton-info
+#include <Kokkos_Core.hpp>
+#include <baton/baton.hpp>
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace po = boost::program_options;
+
+namespace {
+
+struct RankInfo {
+  int node_rank;
+  int node_size;
+  int device_id;
+  char host[MPI_MAX_PROCESSOR_NAME];
+};
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  baton::check_mpi(MPI_Get_library_version(text, &length), "MPI_Get_library_version");
+  std::string version(text, static_cast<std::size_t>(length));
+  return version.substr(0, version.find_first_of("\n,"));
+}
+
+int run(const baton::Runtime& runtime) {
+  const baton::Communicator& world = runtime.world();
+  RankInfo mine{};
+  mine.node_rank = runtime.node().rank();
+  mine.node_size = runtime.node().size();
+  mine.device_id = runtime.selected_device_id();
+  int host_length = 0;
+  baton::check_mpi(MPI_Get_processor_name(mine.host, &host_length), "MPI_Get_processor_name");
+
+  std::vector<RankInfo> all(world.rank() == 0 ? world.size() : 0);
+  baton::check_mpi(MPI_Gather(&mine, sizeof(RankInfo), MPI_BYTE, all.data(), sizeof(RankInfo), MPI_BYTE,
+                              0, world.raw()),
+                   "MPI_Gather", world.raw());
+  const baton::GpuAwareness gpu = baton::gpu_aware_mpi();
+  if (world.rank() != 0) return 0;
+
+  int nodes = 0;
+  for (const RankInfo& r : all) nodes += r.node_rank == 0 ? 1 : 0;
+  const std::string backend = baton::kokkos_device_backend();
+  std::printf("Baton %s on %d rank%s, %d node%s\n", BATON_VERSION_STRING, world.size(),
+              world.size() == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+  std::printf("MPI:       %s (thread level %s)\n", mpi_library_version().c_str(),
+              baton::to_string(runtime.thread_level()));
+  std::printf("Kokkos:    %d.%d.%d, default execution space %s\n", KOKKOS_VERSION / 10000,
+              KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name());
+  std::printf("GPU-aware: %s (decided by %s)\n", gpu.aware ? "yes" : "no", gpu.decided_by.c_str());
+  std::printf("\n%5s  %-24s  %9s  %6s\n", "rank", "node", "node-rank", "device");
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const std::string device = all[r].device_id >= 0 ? std::to_string(all[r].device_id) : "-";
+    std::printf("%5zu  %-24s  %4d/%-4d  %6s\n", r, all[r].host, all[r].node_rank, all[r].node_size,
+                device.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  po::options_description options("baton-info: show ranks, nodes, devices and GPU-aware MPI");
+  options.add_options()("help,h", "print this help")(
+      "thread-level", po::value<std::string>()->default_value("funneled"),
+      "MPI thread level to ask for: single, funneled, serialized, multiple");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).allow_unregistered().run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "baton-info: " << e.what() << '\n' << options;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << options;
+    return 0;
+  }
+  try {
+    baton::RuntimeOptions runtime_options;
+    runtime_options.thread_level = baton::parse_thread_level(vm["thread-level"].as<std::string>().c_str());
+    baton::Runtime runtime(argc, argv, runtime_options);
+    return run(runtime);
+  } catch (const std::exception& e) {
+    std::cerr << "baton-info: " << e.what() << '\n';
+    return 1;
+  }
+}

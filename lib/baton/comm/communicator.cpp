@@ -1,0 +1,88 @@
+#include "baton/comm/communicator.hpp"
+
+#include <string>
+#include <utility>
+
+#include "baton/runtime/error.hpp"
+
+namespace baton {
+
+Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+  if (comm_ == MPI_COMM_NULL) {
+    owned_ = false;
+    return;
+  }
+  if (owned_) check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", comm_);
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank", comm_);
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size", comm_);
+}
+
+Communicator::~Communicator() { release(); }
+
+Communicator::Communicator(Communicator&& other) noexcept
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
+      owned_(std::exchange(other.owned_, false)),
+      rank_(std::exchange(other.rank_, -1)),
+      size_(std::exchange(other.size_, 0)) {}
+
+Communicator& Communicator::operator=(Communicator&& other) noexcept {
+  if (this != &other) {
+    release();
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+    owned_ = std::exchange(other.owned_, false);
+    rank_ = std::exchange(other.rank_, -1);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void Communicator::release() noexcept {
+  if (owned_ && comm_ != MPI_COMM_NULL) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    // After MPI_Finalize the handle is gone with MPI; freeing it then would be an error.
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  comm_ = MPI_COMM_NULL;
+  owned_ = false;
+  rank_ = -1;
+  size_ = 0;
+}
+
+Communicator Communicator::duplicate(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw Error("baton::Communicator::duplicate: the communicator is MPI_COMM_NULL");
+  MPI_Comm copy = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &copy), "MPI_Comm_dup", comm);
+  return Communicator(copy, true);
+}
+
+Communicator Communicator::adopt(MPI_Comm comm) { return Communicator(comm, true); }
+
+Communicator Communicator::borrow(MPI_Comm comm) { return Communicator(comm, false); }
+
+void Communicator::require_handle(const char* operation) const {
+  if (comm_ == MPI_COMM_NULL) {
+    throw Error(std::string("baton::Communicator::") + operation + ": the communicator is null");
+  }
+}
+
+Communicator Communicator::split(int color, int key) const {
+  require_handle("split");
+  if (color < 0 && color != undefined) {
+    throw Error("baton::Communicator::split: colour " + std::to_string(color) + " on rank " +
+                std::to_string(rank_) + " is negative (use Communicator::undefined to opt out)");
+  }
+  MPI_Comm part = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm_, color, key, &part), "MPI_Comm_split", comm_);
+  return Communicator(part, true);
+}
+
+Communicator Communicator::split_node() const {
+  require_handle("split_node");
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type", comm_);
+  return Communicator(node, true);
+}
+
+}  // namespace baton

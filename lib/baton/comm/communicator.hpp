@@ -1,0 +1,66 @@
+#pragma once
+/// \file
+/// baton::Communicator: an MPI communicator that Baton owns (duplicated, freed) or borrows.
+
+#include <mpi.h>
+
+namespace baton {
+
+/// A communicator handle with clear ownership.
+///
+/// - `Communicator::duplicate(comm)` makes Baton's own copy (MPI_Comm_dup) and frees it on
+///   destruction. Owned communicators get MPI_ERRORS_RETURN, so failures come back as return codes
+///   and are thrown as baton::Error.
+/// - `Communicator::borrow(comm)` wraps a caller's handle without freeing it or changing its error
+///   handler (errors on it follow the caller's handler, by default MPI_ERRORS_ARE_FATAL).
+///
+/// Move-only. rank() and size() are read once, at construction.
+class Communicator {
+ public:
+  /// Passed to split() as the colour of ranks that want no communicator (MPI_UNDEFINED).
+  static constexpr int undefined = MPI_UNDEFINED;
+
+  /// A null communicator (no handle): rank() is -1, size() is 0.
+  Communicator() noexcept = default;
+  ~Communicator();
+  Communicator(Communicator&& other) noexcept;
+  Communicator& operator=(Communicator&& other) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  /// An owned duplicate of `comm` (collective over `comm`).
+  static Communicator duplicate(MPI_Comm comm);
+  /// Takes ownership of a handle the caller created (it will be freed); sets MPI_ERRORS_RETURN.
+  static Communicator adopt(MPI_Comm comm);
+  /// A non-owning view of `comm`; the caller keeps it alive and frees it.
+  static Communicator borrow(MPI_Comm comm);
+
+  /// The raw handle, for calling MPI directly; MPI_COMM_NULL for a null communicator.
+  MPI_Comm raw() const noexcept { return comm_; }
+  bool is_null() const noexcept { return comm_ == MPI_COMM_NULL; }
+  explicit operator bool() const noexcept { return !is_null(); }
+  /// True when this object frees the handle on destruction.
+  bool owns_handle() const noexcept { return owned_; }
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+
+  /// An owned duplicate of this communicator (collective).
+  Communicator duplicate() const { return duplicate(comm_); }
+  /// MPI_Comm_split (collective). Ranks passing `Communicator::undefined` get a null communicator.
+  Communicator split(int color, int key) const;
+  /// The ranks of this communicator that share a node (MPI_COMM_TYPE_SHARED), ordered by rank.
+  Communicator split_node() const;
+
+ private:
+  Communicator(MPI_Comm comm, bool owned);
+  void release() noexcept;
+  void require_handle(const char* operation) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owned_ = false;
+  int rank_ = -1;
+  int size_ = 0;
+};
+
+}  // namespace baton

@@ -1,0 +1,22 @@
+# Debian's Kokkos 3.4 (Trilinos build) exports INTERFACE_INCLUDE_DIRECTORIES "/usr/lib/include",
+# a path that does not exist; its headers are in ${Kokkos_INCLUDE_DIRS} (/usr/include/trilinos).
+# Repair the target only when an exported path is missing, so correct installs are left alone.
+function(baton_fix_kokkos_include_dirs)
+  if(NOT TARGET Kokkos::kokkos)
+    return()
+  endif()
+  get_target_property(_dirs Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+  if(NOT _dirs)
+    return()
+  endif()
+  set(_missing OFF)
+  foreach(_dir IN LISTS _dirs)
+    if(NOT _dir MATCHES "^\\$<" AND NOT EXISTS "${_dir}")
+      set(_missing ON)
+    endif()
+  endforeach()
+  if(_missing AND Kokkos_INCLUDE_DIRS)
+    message(STATUS "Baton: Kokkos exports a missing include directory (${_dirs}); using ${Kokkos_INCLUDE_DIRS}")
+    set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${Kokkos_INCLUDE_DIRS}")
+  endif()
+endfunction()

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Runs the 2-rank MPI tests under valgrind memcheck: no invalid access, no uninitialised use, no
+# definite leak apart from the commented MPI suppressions in share/sanitizers/valgrind.supp.
+#   tests/memcheck/run-valgrind.sh <build-dir> <mpiexec> [test ...]
+set -uo pipefail
+build=${1:?build dir}
+mpiexec=${2:?mpiexec}
+shift 2
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(test_communicator test_errors test_runtime)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+flags=()
+"$mpiexec" --version 2>&1 | grep -q "Open MPI" && flags=(--oversubscribe)
+failures=0
+for t in "${tests[@]}"; do
+  log=$(mktemp)
+  BATON_EXPECT_RANKS=2 "$mpiexec" -n 2 "${flags[@]}" valgrind -q --error-exitcode=42 \
+    --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+    --suppressions="$root/share/sanitizers/valgrind.supp" "$build/tests/$t" >"$log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "FAIL: valgrind $t (exit $rc)"; grep -v '^\[doctest\]' "$log" | tail -n 60
+    failures=$((failures + 1))
+  else
+    echo "ok:   valgrind $t: $(grep -c '^==[0-9]*== ' "$log") memcheck lines, $(grep 'baton test:' "$log")"
+  fi
+  rm -f "$log"
+done
+echo "valgrind: $failures failed"
+[ $failures -eq 0 ]

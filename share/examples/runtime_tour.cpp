@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <vector>
 
-namespace {
+// Not in an unnamed namespace: nvcc rejects device lambdas (KOKKOS_LAMBDA) in functions with internal
+// linkage.
+namespace tour {
 
 // Some work on Kokkos' default execution space (the GPU for a CUDA or HIP build): 0 + 1 + ... + n-1.
 long kokkos_sum(int n) {
@@ -19,7 +21,7 @@ long kokkos_sum(int n) {
   return sum;
 }
 
-}  // namespace
+}  // namespace tour
 
 int main(int argc, char** argv) {
   try {
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
     std::vector<int> rows(world.rank() == 0 ? static_cast<std::size_t>(fields) * world.size() : 0);
     baton::check_mpi(MPI_Gather(row, fields, MPI_INT, rows.data(), fields, MPI_INT, 0, world.raw()),
                      "MPI_Gather", world.raw());
-    const long kokkos_check = kokkos_sum(1000);
+    const long kokkos_check = tour::kokkos_sum(1000);
 
     if (world.rank() == 0) {
       const baton::GpuAwareness gpu = baton::gpu_aware_mpi();

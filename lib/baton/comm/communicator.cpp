@@ -15,6 +15,10 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
   if (owned_) check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", comm_);
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank", comm_);
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size", comm_);
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr", comm_);
+  tag_ub_ = found ? *static_cast<int*>(value) : 32767;  // 32767: the least MPI guarantees
 }
 
 Communicator::~Communicator() { release(); }
@@ -23,7 +27,8 @@ Communicator::Communicator(Communicator&& other) noexcept
     : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
       owned_(std::exchange(other.owned_, false)),
       rank_(std::exchange(other.rank_, -1)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      tag_ub_(std::exchange(other.tag_ub_, -1)) {}
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
   if (this != &other) {
@@ -32,6 +37,7 @@ Communicator& Communicator::operator=(Communicator&& other) noexcept {
     owned_ = std::exchange(other.owned_, false);
     rank_ = std::exchange(other.rank_, -1);
     size_ = std::exchange(other.size_, 0);
+    tag_ub_ = std::exchange(other.tag_ub_, -1);
   }
   return *this;
 }
@@ -47,6 +53,7 @@ void Communicator::release() noexcept {
   owned_ = false;
   rank_ = -1;
   size_ = 0;
+  tag_ub_ = -1;
 }
 
 Communicator Communicator::duplicate(MPI_Comm comm) {

@@ -44,6 +44,8 @@ class Communicator {
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  /// The largest valid tag (the MPI_TAG_UB attribute); -1 for a null communicator.
+  int tag_ub() const noexcept { return tag_ub_; }
 
   /// An owned duplicate of this communicator (collective).
   Communicator duplicate() const { return duplicate(comm_); }
@@ -61,6 +63,7 @@ class Communicator {
   bool owned_ = false;
   int rank_ = -1;
   int size_ = 0;
+  int tag_ub_ = -1;
 };
 
 }  // namespace baton

@@ -50,8 +50,9 @@ int run(const baton::Runtime& runtime) {
               world.size() == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
   std::printf("MPI:       %s (thread level %s)\n", mpi_library_version().c_str(),
               baton::to_string(runtime.thread_level()));
-  std::printf("Kokkos:    %d.%d.%d, default execution space %s\n", KOKKOS_VERSION / 10000,
-              KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name());
+  std::printf("Kokkos:    %d.%d.%d, default execution space %s, device backend %s\n",
+              KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
+              Kokkos::DefaultExecutionSpace::name(), backend.empty() ? "none" : backend.c_str());
   std::printf("GPU-aware: %s (decided by %s)\n", gpu.aware ? "yes" : "no", gpu.decided_by.c_str());
   std::printf("\n%5s  %-24s  %9s  %6s\n", "rank", "node", "node-rank", "device");
   for (std::size_t r = 0; r < all.size(); ++r) {

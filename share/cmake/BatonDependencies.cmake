@@ -1,5 +1,6 @@
-# Finds Baton's dependencies. Used by Baton's own build; BatonConfig.cmake repeats the same
-# steps for users with the settings recorded at build time.
+# Finds Baton's dependencies for Baton's own build. BatonConfig.cmake finds them again for users:
+# MPI (C++ only, with the MPI compiler Baton was built with unless the user chose one), Kokkos (with
+# the recorded Kokkos_DIR, the same version check and include fix), and the CUDA Toolkit if used.
 
 # Debian-style side-by-side MPIs (mpicxx.mpich, mpicxx.openmpi): when the C++ wrapper names one,
 # take the C wrapper and the launcher of the same family, so that tests never mix two MPIs.

@@ -68,7 +68,8 @@ class Spec:
 
     def __getitem__(self, name):
         return types.SimpleNamespace(mpicxx="/mpi/bin/mpicxx", mpicc="/mpi/bin/mpicc",
-                                     kokkos_cxx="/kokkos/bin/nvcc_wrapper")
+                                     kokkos_cxx="/kokkos/bin/nvcc_wrapper",
+                                     hipcc="/rocm/bin/hipcc")
 
 
 class CMakePackage:
@@ -154,6 +155,8 @@ if not strings or set(strings.group(1).split()) != set(variants["gpu_aware_mpi"]
 
 if "CMAKE_CXX_COMPILER" not in as_dict(cmake_args(cuda=True, cuda_arch="80")):
     fail("+cuda does not select Kokkos' compiler wrapper")
+if as_dict(cmake_args(rocm=True, amdgpu_target="gfx90a")).get("CMAKE_CXX_COMPILER") != "/rocm/bin/hipcc":
+    fail("+rocm does not compile with hipcc")
 if as_dict(cmake_args(tests=True)).get("BATON_ENABLE_TESTS") is None:
     fail("BATON_ENABLE_TESTS is not set")
 

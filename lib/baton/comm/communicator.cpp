@@ -12,13 +12,18 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
     owned_ = false;
     return;
   }
-  if (owned_) check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", comm_);
-  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank", comm_);
-  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size", comm_);
-  void* value = nullptr;
-  int found = 0;
-  check_mpi(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr", comm_);
-  tag_ub_ = found ? *static_cast<int*>(value) : 32767;  // 32767: the least MPI guarantees
+  try {
+    if (owned_) check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", comm_);
+    check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank", comm_);
+    check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size", comm_);
+    void* value = nullptr;
+    int found = 0;
+    check_mpi(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr", comm_);
+    tag_ub_ = found ? *static_cast<int*>(value) : 32767;  // 32767: the least MPI guarantees
+  } catch (...) {
+    release();  // an owned handle is freed, not leaked
+    throw;
+  }
 }
 
 Communicator::~Communicator() { release(); }

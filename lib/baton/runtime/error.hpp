@@ -24,7 +24,8 @@ class Error : public std::runtime_error {
   int mpi_error_code_;
 };
 
-/// MPI's text for an error code (MPI_Error_string), usable before MPI_Init and after MPI_Finalize.
+/// MPI's text for an error code (MPI_Error_string). Before MPI_Init and after MPI_Finalize this is
+/// guaranteed only by MPI 4.0 libraries; otherwise call it while MPI runs.
 std::string mpi_error_string(int code);
 
 /// Everything known about one failed MPI call, handed to the error hook.

@@ -62,8 +62,12 @@ std::string kokkos_device_backend() {
 }
 
 GpuAwareness gpu_aware_mpi() {
-  return decide_gpu_awareness(std::getenv("BATON_GPU_AWARE"), BATON_GPU_AWARE_MPI_DEFAULT,
-                              kokkos_device_backend(), query_mpi_gpu_support());
+  const char* env = std::getenv("BATON_GPU_AWARE");
+  const std::string build_default = BATON_GPU_AWARE_MPI_DEFAULT;
+  const std::string backend = kokkos_device_backend();
+  // Ask the MPI only when the answer depends on it.
+  const bool ask = (env == nullptr || *env == '\0') && build_default == "AUTO" && !backend.empty();
+  return decide_gpu_awareness(env, build_default, backend, ask ? query_mpi_gpu_support() : MpiGpuQuery{});
 }
 
 }  // namespace baton

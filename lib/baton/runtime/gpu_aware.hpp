@@ -11,8 +11,8 @@ namespace baton {
 struct GpuAwareness {
   bool aware = false;
   /// What decided: "BATON_GPU_AWARE", "BATON_GPU_AWARE_MPI=ON|OFF" (the build default),
-  /// "MPIX_Query_cuda_support", "MPIX_Query_rocm_support", "MPIX_GPU_query_support",
-  /// "no query available", or "no GPU backend in Kokkos".
+  /// "MPIX_Query_cuda_support" or "MPIX_Query_rocm_support" (MPICH's MPIX_GPU_query_support is
+  /// reported under these names too), "no query available", or "no GPU backend in Kokkos".
   std::string decided_by;
 };
 

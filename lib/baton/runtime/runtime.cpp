@@ -42,20 +42,23 @@ ThreadLevel from_mpi(int level) {
   return ThreadLevel::single;
 }
 
-bool starts_with(const char* text, const char* prefix) {
-  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+// "--flag" or "--flag=value".
+bool is_flag(const char* arg, const char* flag) {
+  const std::size_t n = std::strlen(flag);
+  return std::strncmp(arg, flag, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
 // Did the user already pick the device, on the command line or in the environment?
 bool device_chosen_by_user(int argc, char** argv) {
   for (const char* var : {"KOKKOS_DEVICE_ID", "KOKKOS_NUM_DEVICES", "KOKKOS_MAP_DEVICE_ID_BY"}) {
-    if (std::getenv(var) != nullptr) return true;
+    const char* value = std::getenv(var);
+    if (value != nullptr && *value != '\0') return true;
   }
   for (int i = 1; argv != nullptr && i < argc; ++i) {
     if (argv[i] == nullptr) continue;
     for (const char* flag : {"--kokkos-device-id", "--device-id", "--kokkos-num-devices",
                              "--kokkos-ndevices", "--ndevices", "--kokkos-map-device-id-by"}) {
-      if (starts_with(argv[i], flag)) return true;
+      if (is_flag(argv[i], flag)) return true;
     }
   }
   return false;

@@ -48,12 +48,12 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
     # Device buffers go straight to MPI unless gpu_aware_mpi=OFF (host staging): the MPI must then
     # be built for the GPU.
     for _mpi in ("openmpi", "mpich", "mvapich2"):
-        conflicts(f"^{_mpi}~cuda", when="+cuda gpu_aware_mpi=AUTO",
-                  msg="+cuda needs a CUDA-aware MPI, or gpu_aware_mpi=OFF for host staging")
-        conflicts(f"^{_mpi}~cuda", when="+cuda gpu_aware_mpi=ON",
-                  msg="+cuda needs a CUDA-aware MPI, or gpu_aware_mpi=OFF for host staging")
-    conflicts("^mpich~rocm", when="+rocm gpu_aware_mpi=ON",
-              msg="gpu_aware_mpi=ON with +rocm needs MPICH built with ROCm")
+        for _when in ("AUTO", "ON"):
+            conflicts(f"^{_mpi}~cuda", when=f"+cuda gpu_aware_mpi={_when}",
+                      msg="+cuda needs a CUDA-aware MPI, or gpu_aware_mpi=OFF for host staging")
+    for _when in ("AUTO", "ON"):
+        conflicts("^mpich~rocm", when=f"+rocm gpu_aware_mpi={_when}",
+                  msg="+rocm needs MPICH built with ROCm, or gpu_aware_mpi=OFF for host staging")
 
     def cmake_args(self):
         spec = self.spec
@@ -68,4 +68,7 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
         if spec.satisfies("+cuda"):
             # Kokkos' nvcc_wrapper compiles Baton's CUDA-enabled Kokkos code.
             args.append(self.define("CMAKE_CXX_COMPILER", spec["kokkos"].kokkos_cxx))
+        if spec.satisfies("+rocm"):
+            # Kokkos' HIP backend is compiled with hipcc.
+            args.append(self.define("CMAKE_CXX_COMPILER", spec["hip"].hipcc))
         return args

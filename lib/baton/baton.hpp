@@ -2,9 +2,14 @@
 /// \file
 /// Umbrella header: everything in Baton.
 
-#include "baton/config.hpp"
+#include "baton/collectives/bundle.hpp"
+#include "baton/collectives/collectives.hpp"
 #include "baton/comm/communicator.hpp"
+#include "baton/comm/group.hpp"
+#include "baton/config.hpp"
 #include "baton/runtime/device.hpp"
 #include "baton/runtime/error.hpp"
 #include "baton/runtime/gpu_aware.hpp"
 #include "baton/runtime/runtime.hpp"
+#include "baton/transport/bytes.hpp"
+#include "baton/transport/view_message.hpp"

@@ -2,8 +2,8 @@
 // whose data size matches the message or throw baton::Error; nothing else (crash, UB, other
 // exception) is acceptable.
 //
-// Built with -fsanitize=fuzzer when BATON_ENABLE_FUZZING=ON (clang). The same file, built with
-// BATON_FUZZ_REPLAY, is a plain program that replays files (corpus and found crashes) in ctest.
+// Built with -fsanitize=fuzzer when BATON_ENABLE_FUZZING=ON (clang); linked with replay_main.cpp it
+// is a plain program that replays files (corpus and found crashes) in ctest.
 #include <baton/runtime/error.hpp>
 #include <baton/transport/envelope.hpp>
 #include <cstddef>
@@ -25,26 +25,3 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   return 0;
 }
-
-#ifdef BATON_FUZZ_REPLAY
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <vector>
-
-int main(int argc, char** argv) {
-  int replayed = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::ifstream in(argv[i], std::ios::binary);
-    if (!in) {
-      std::cerr << "cannot read " << argv[i] << '\n';
-      return 1;
-    }
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-    ++replayed;
-  }
-  std::cout << "replayed " << replayed << " inputs without a crash\n";
-  return replayed > 0 ? 0 : 1;
-}
-#endif

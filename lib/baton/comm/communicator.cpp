@@ -1,5 +1,6 @@
 #include "baton/comm/communicator.hpp"
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -33,7 +34,9 @@ Communicator::Communicator(Communicator&& other) noexcept
       owned_(std::exchange(other.owned_, false)),
       rank_(std::exchange(other.rank_, -1)),
       size_(std::exchange(other.size_, 0)),
-      tag_ub_(std::exchange(other.tag_ub_, -1)) {}
+      tag_ub_(std::exchange(other.tag_ub_, -1)),
+      view_path_(std::exchange(other.view_path_, ViewPath::automatic)),
+      collective_checks_(other.collective_checks_) {}
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
   if (this != &other) {
@@ -43,6 +46,8 @@ Communicator& Communicator::operator=(Communicator&& other) noexcept {
     rank_ = std::exchange(other.rank_, -1);
     size_ = std::exchange(other.size_, 0);
     tag_ub_ = std::exchange(other.tag_ub_, -1);
+    view_path_ = std::exchange(other.view_path_, ViewPath::automatic);
+    collective_checks_ = other.collective_checks_;
   }
   return *this;
 }
@@ -59,6 +64,15 @@ void Communicator::release() noexcept {
   rank_ = -1;
   size_ = 0;
   tag_ub_ = -1;
+  view_path_ = ViewPath::automatic;
+}
+
+bool Communicator::default_collective_checks() noexcept {
+  static const bool on = [] {
+    const char* value = std::getenv("BATON_CHECK_COLLECTIVES");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return on;
 }
 
 Communicator Communicator::duplicate(MPI_Comm comm) {

@@ -4,7 +4,21 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 namespace baton {
+
+/// How View messages in device memory reach MPI on one communicator (see docs/transport.md).
+enum class ViewPath : std::uint8_t {
+  /// Host memory as is; device memory as is when MPI is GPU-aware (baton::gpu_aware_mpi()),
+  /// otherwise staged through host memory.
+  automatic,
+  /// Device pointers go to MPI (needs GPU-aware MPI); host memory as is.
+  direct,
+  /// Every View is copied through a separate host buffer, host memory included (this is how the
+  /// staging path is tested without a GPU).
+  staged,
+};
 
 /// A communicator handle with clear ownership.
 ///
@@ -44,6 +58,18 @@ class Communicator {
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  /// The View path of this communicator (default ViewPath::automatic). Not shared with copies
+  /// made by duplicate() or split(): each communicator has its own.
+  ViewPath view_path() const noexcept { return view_path_; }
+  void set_view_path(ViewPath path) noexcept { view_path_ = path; }
+
+  /// Whether collectives first agree that every rank passed matching shapes (one extra small
+  /// collective), so that a mismatch is a baton::Error on every rank instead of undefined behaviour.
+  /// Default: on, unless the environment sets BATON_CHECK_COLLECTIVES=0. The v-variants
+  /// (all_gatherv, gatherv) always check: they exchange shapes anyway.
+  bool collective_checks() const noexcept { return collective_checks_; }
+  void set_collective_checks(bool on) noexcept { collective_checks_ = on; }
+
   /// The largest valid tag (the MPI_TAG_UB attribute); -1 for a null communicator.
   int tag_ub() const noexcept { return tag_ub_; }
 
@@ -64,6 +90,9 @@ class Communicator {
   int rank_ = -1;
   int size_ = 0;
   int tag_ub_ = -1;
+  ViewPath view_path_ = ViewPath::automatic;
+  bool collective_checks_ = default_collective_checks();
+  static bool default_collective_checks() noexcept;
 };
 
 }  // namespace baton

@@ -161,6 +161,17 @@ SendHandle::SendHandle(const Communicator& comm, std::shared_ptr<const void> kee
   check_mpi(MPI_Isend(data, type.count(), type.type(), dest, tag, comm_, &request_), "MPI_Isend", comm_);
 }
 
+SendHandle SendHandle::start(const Communicator& comm, std::shared_ptr<const void> keep_alive,
+                             const void* buffer, int count, MPI_Datatype type, int dest, int tag) {
+  check_rank(comm, dest, "baton::isend");
+  check_tag(comm, tag, "baton::isend");
+  SendHandle handle;
+  handle.comm_ = comm.raw();
+  handle.keep_alive_ = std::move(keep_alive);
+  check_mpi(MPI_Isend(buffer, count, type, dest, tag, handle.comm_, &handle.request_), "MPI_Isend", handle.comm_);
+  return handle;
+}
+
 SendHandle::~SendHandle() {
   if (!active()) {
     finish();

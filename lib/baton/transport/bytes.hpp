@@ -74,6 +74,10 @@ class SendHandle {
   SendHandle(SendHandle&& other) noexcept;
   SendHandle& operator=(SendHandle&& other) noexcept;
   SendHandle(const SendHandle&) = delete;
+  /// Starts MPI_Isend(buffer, count, type) (a derived type may be freed after this returns),
+  /// keeping `keep_alive` until completion. For senders of composite messages.
+  static SendHandle start(const Communicator& comm, std::shared_ptr<const void> keep_alive, const void* buffer,
+                          int count, MPI_Datatype type, int dest, int tag);
   SendHandle& operator=(const SendHandle&) = delete;
 
   /// True once the send has completed (and then the buffer is released).

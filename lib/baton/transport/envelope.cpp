@@ -108,7 +108,8 @@ std::array<std::byte, ViewEnvelope::wire_size> encode_envelope(const ViewEnvelop
   return out;
 }
 
-ViewEnvelope decode_envelope(const std::byte* message, std::size_t message_size) {
+namespace {
+ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool check_data_size) {
   const auto fail = [](const std::string& what) { throw Error("baton: bad View message: " + what); };
   if (message_size < ViewEnvelope::wire_size) {
     fail(std::to_string(message_size) + " bytes, shorter than the " +
@@ -140,11 +141,21 @@ ViewEnvelope decode_envelope(const std::byte* message, std::size_t message_size)
   }
   if (!multiply(count, size_of(envelope.value_type), bytes)) fail("data size overflows");
   const std::uint64_t carried = message_size - ViewEnvelope::wire_size;
-  if (bytes != carried) {
+  if (check_data_size && bytes != carried) {
     fail(envelope.describe() + " needs " + std::to_string(bytes) + " data bytes, the message carries " +
          std::to_string(carried));
   }
   return envelope;
+}
+
+}  // namespace
+
+ViewEnvelope decode_envelope(const std::byte* message, std::size_t message_size) {
+  return decode(message, message_size, true);
+}
+
+ViewEnvelope decode_envelope_header(const std::byte* envelope) {
+  return decode(envelope, ViewEnvelope::wire_size, false);
 }
 
 }  // namespace baton

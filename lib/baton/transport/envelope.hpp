@@ -53,4 +53,8 @@ std::array<std::byte, ViewEnvelope::wire_size> encode_envelope(const ViewEnvelop
 /// overflows, or a data size that differs from the message's.
 ViewEnvelope decode_envelope(const std::byte* message, std::size_t message_size);
 
+/// Reads the 72 envelope bytes alone (the data travels elsewhere): the same checks as
+/// decode_envelope() except the data size.
+ViewEnvelope decode_envelope_header(const std::byte* envelope);
+
 }  // namespace baton

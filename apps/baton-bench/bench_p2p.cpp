@@ -1,0 +1,120 @@
+// Point-to-point: ping-pong latency/bandwidth for bytes and Views, and any-source fan-in.
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <baton/runtime/error.hpp>
+#include <baton/transport/bytes.hpp>
+#include <baton/transport/view_message.hpp>
+#include <cstdio>
+
+#include "measure.hpp"
+
+namespace bench {
+
+namespace {
+
+void raw_send(const void* data, std::size_t bytes, int dest, MPI_Comm comm) {
+  baton::check_mpi(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, 1, comm), "MPI_Send", comm);
+}
+void raw_recv(void* data, std::size_t bytes, int source, MPI_Comm comm) {
+  baton::check_mpi(MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, source, 1, comm, MPI_STATUS_IGNORE), "MPI_Recv",
+                   comm);
+}
+
+}  // namespace
+
+void run_p2p(const baton::Communicator& comm, const Settings& settings) {
+  if (comm.size() < 2) {
+    if (comm.rank() == 0) std::printf("p2p: needs at least 2 ranks (ranks 0 and 1 ping-pong)\n");
+    return;
+  }
+  const int me = comm.rank();
+  const MPI_Comm raw = comm.raw();
+  for (std::size_t bytes : sizes(settings)) {
+    // Bytes: Baton's matched-probe receive allocates each message; raw MPI receives into a
+    // preallocated buffer (the baseline the targets are set against).
+    baton::ByteBuffer out(bytes), in(bytes);
+    std::fill(out.begin(), out.end(), std::byte{1});
+    auto baton_bytes = [&] {
+      if (me == 0) {
+        baton::send(comm, out, 1, 1);
+        baton::recv(comm, 1, 1);
+      } else if (me == 1) {
+        baton::Message m = baton::recv(comm, 0, 1);
+        baton::send(comm, m.bytes, 0, 1);
+      }
+    };
+    auto mpi_bytes = [&] {
+      if (me == 0) {
+        raw_send(out.data(), bytes, 1, raw);
+        raw_recv(in.data(), bytes, 1, raw);
+      } else if (me == 1) {
+        raw_recv(in.data(), bytes, 0, raw);
+        raw_send(in.data(), bytes, 0, raw);
+      }
+    };
+    print(comm, settings, compare(comm, settings, "pingpong_bytes", bytes, baton_bytes, mpi_bytes, 2));
+
+    // Views of doubles: into a preallocated View, and allocating on receive.
+    const std::size_t n = std::max<std::size_t>(bytes / sizeof(double), 1);
+    Kokkos::View<double*> a("a", n), b("b", n);
+    Kokkos::deep_copy(a, 1.0);
+    auto baton_into = [&] {
+      if (me == 0) {
+        baton::send_view(comm, a, 1, 1);
+        baton::recv_into(comm, b, 1, 1);
+      } else if (me == 1) {
+        baton::recv_into(comm, b, 0, 1);
+        baton::send_view(comm, b, 0, 1);
+      }
+    };
+    auto mpi_view = [&] {
+      if (me == 0) {
+        raw_send(a.data(), n * sizeof(double), 1, raw);
+        raw_recv(b.data(), n * sizeof(double), 1, raw);
+      } else if (me == 1) {
+        raw_recv(b.data(), n * sizeof(double), 0, raw);
+        raw_send(b.data(), n * sizeof(double), 0, raw);
+      }
+    };
+    print(comm, settings, compare(comm, settings, "pingpong_view_recv_into", n * sizeof(double), baton_into, mpi_view, 2));
+    auto baton_alloc = [&] {
+      if (me == 0) {
+        baton::send_view(comm, a, 1, 1);
+        baton::recv_view<Kokkos::View<double*>>(comm, 1, 1);
+      } else if (me == 1) {
+        auto got = baton::recv_view<Kokkos::View<double*>>(comm, 0, 1);
+        baton::send_view(comm, got, 0, 1);
+      }
+    };
+    print(comm, settings, compare(comm, settings, "pingpong_view_recv_view", n * sizeof(double), baton_alloc, mpi_view, 2));
+  }
+
+  // Fan-in: every other rank sends one message per iteration to rank 0, which receives any-source.
+  for (std::size_t bytes : {std::size_t(8), std::size_t(64) << 10}) {
+    if (bytes > settings.max_bytes || bytes < settings.min_bytes) continue;
+    baton::ByteBuffer out(bytes), in(bytes);
+    const int senders = comm.size() - 1;
+    auto baton_fan = [&] {
+      if (me == 0) {
+        for (int s = 0; s < senders; ++s) baton::recv(comm, baton::any_source, 2);
+      } else {
+        baton::send(comm, out, 0, 2);
+      }
+    };
+    auto mpi_fan = [&] {
+      if (me == 0) {
+        for (int s = 0; s < senders; ++s) {
+          baton::check_mpi(MPI_Recv(in.data(), static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, 2, raw,
+                                    MPI_STATUS_IGNORE),
+                           "MPI_Recv", raw);
+        }
+      } else {
+        baton::check_mpi(MPI_Send(out.data(), static_cast<int>(bytes), MPI_BYTE, 0, 2, raw), "MPI_Send", raw);
+      }
+    };
+    print(comm, settings, compare(comm, settings, "fan_in_any_source", bytes, baton_fan, mpi_fan));
+  }
+}
+
+}  // namespace bench

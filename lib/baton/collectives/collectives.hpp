@@ -1,0 +1,406 @@
+#pragma once
+/// \file
+/// Collectives on Kokkos Views (host or device memory, direct or staged through host memory):
+/// barrier, all_reduce (sum, prod, max, min; in place or not), average, all_gather, all_gatherv,
+/// gather, gatherv, reduce_scatter, reduce_scatter_v, broadcast, broadcast_view.
+///
+/// Rows: the gathers concatenate along the first extent ("rows"); the other extents of every rank
+/// must agree. Results are LayoutRight Views in the memory space of the input.
+///
+/// Shape checks: with comm.collective_checks() on (the default), ranks first agree on shapes with
+/// one small extra collective, and a mismatch throws the same baton::Error on every rank, naming
+/// each rank's shape. all_gatherv, gatherv and broadcast_view always check. With checks off, the
+/// call goes straight to MPI and mismatched shapes are the caller's undefined behaviour.
+/// Counts are limited to INT_MAX elements per rank (MPI 3.1).
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "baton/collectives/mpi_type.hpp"
+#include "baton/comm/communicator.hpp"
+#include "baton/runtime/error.hpp"
+#include "baton/transport/bytes.hpp"
+#include "baton/transport/view_wire.hpp"
+
+namespace baton {
+
+/// MPI_Barrier on comm.
+void barrier(const Communicator& comm);
+
+namespace detail {
+
+/// Value type, rank, the 8 extents, and one extra number (e.g. a hash of per-rank counts).
+struct ShapeSignature {
+  static constexpr int fields = 11;
+  std::int64_t values[fields] = {};
+  std::string describe() const;
+};
+
+template <class V>
+ShapeSignature signature_of(const V& v, std::int64_t extra = 0) {
+  ShapeSignature s;
+  s.values[0] = static_cast<std::int64_t>(value_type_of<value_t<V>>());
+  s.values[1] = rank_v<V>;
+  for (int d = 0; d < rank_v<V>; ++d) s.values[2 + d] = static_cast<std::int64_t>(v.extent(d));
+  s.values[10] = extra;
+  return s;
+}
+
+/// Throws the same baton::Error on every rank unless all ranks passed the same signature and none
+/// found a `problem` with its own arguments (an empty string means none).
+void agree(const Communicator& comm, const ShapeSignature& mine, const char* operation,
+           const std::string& problem = std::string());
+
+/// Validates one rank's own arguments. With collective checks on, the problem is shared through
+/// agree() so every rank throws; with them off, this rank throws alone (the others are then left in
+/// the collective: that is the price of unchecked mode).
+inline void agree_or_throw(const Communicator& comm, const ShapeSignature& mine, const char* operation,
+                           bool ok, const std::string& what) {
+  const std::string problem = ok ? std::string() : what;
+  if (comm.collective_checks()) {
+    agree(comm, mine, operation, problem);
+  } else if (!ok) {
+    throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) + ")");
+  }
+}
+
+inline void require(bool ok, const Communicator& comm, const char* operation, const std::string& what) {
+  if (!ok) throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) + ")");
+}
+
+inline int checked_count(std::size_t n, const Communicator& comm, const char* operation) {
+  require(n <= static_cast<std::size_t>(INT_MAX), comm, operation,
+          std::to_string(n) + " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank");
+  return static_cast<int>(n);
+}
+
+template <class V>
+std::size_t rows_of(const V& v) {
+  if constexpr (rank_v<V> == 0) {
+    return 1;
+  } else {
+    return v.extent(0);
+  }
+}
+
+template <class V>
+std::size_t row_elements(const V& v) {
+  std::size_t n = 1;
+  for (int d = 1; d < rank_v<V>; ++d) n *= v.extent(d);
+  return n;
+}
+
+/// Contiguous, row-major memory for one View that MPI can read or write: the View itself when it
+/// already is that and the communicator passes its memory space directly, else a host copy.
+template <class V>
+class MpiBuffer {
+ public:
+  using T = value_t<V>;
+  MpiBuffer(const Communicator& comm, const V& v, bool read) : view_(v) {
+    typename V::execution_space().fence();
+    direct_ = pass_directly<typename V::memory_space>(comm) && in_wire_form(v) &&
+              layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right);
+    if (direct_) {
+      data_ = const_cast<T*>(v.data());
+      return;
+    }
+    staging_ = Kokkos::View<T*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"),
+                                                   v.size());
+    if (read) copy_to_host(v, staging_.data(), WireLayout::right);
+    data_ = staging_.data();
+  }
+  T* data() const noexcept { return data_; }
+  bool direct() const noexcept { return direct_; }
+  /// Copies a staged result back into the View (nothing to do when direct).
+  void write_back() const {
+    if (!direct_) copy_from_host(view_, staging_.data(), WireLayout::right);
+  }
+
+ private:
+  V view_;
+  Kokkos::View<T*, Kokkos::HostSpace> staging_;
+  T* data_ = nullptr;
+  bool direct_ = false;
+};
+
+/// The LayoutRight View type that holds results shaped like V, in V's memory space.
+template <class V>
+using ResultView = Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutRight, typename V::memory_space>;
+
+template <class V>
+ResultView<V> allocate_rows(const V& like, std::size_t rows, const char* label) {
+  ViewEnvelope e = envelope_of(like, WireLayout::right);
+  if (rank_v<V> > 0) e.extents[0] = rows;
+  return allocate_like<ResultView<V>>(e, label);
+}
+
+/// Every rank's signature (always exchanged by the v-variants).
+template <class V>
+std::vector<ShapeSignature> exchange_signatures(const Communicator& comm, const V& v) {
+  ShapeSignature mine = signature_of(v);
+  std::vector<ShapeSignature> all(static_cast<std::size_t>(comm.size()));
+  check_mpi(MPI_Allgather(mine.values, ShapeSignature::fields, MPI_INT64_T, all.data(), ShapeSignature::fields,
+                          MPI_INT64_T, comm.raw()),
+            "MPI_Allgather", comm.raw());
+  return all;
+}
+
+/// Checks that all ranks agree on everything but the first extent; returns each rank's row count.
+std::vector<std::size_t> rows_from(const std::vector<ShapeSignature>& all,
+                                   const char* operation);
+
+template <class V>
+void check_reducible() {
+  using T = value_t<V>;
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "reductions need a numeric value type");
+}
+
+}  // namespace detail
+
+/// recv = op over all ranks of send (same shapes everywhere; send and recv may differ in layout and space).
+template <class S, class R>
+void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp op) {
+  detail::check_reducible<S>();
+  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>, "send and recv need the same value type");
+  constexpr const char* op_name = "baton::all_reduce";
+  bool same = detail::rank_v<S> == detail::rank_v<R>;
+  for (int d = 0; same && d < detail::rank_v<S>; ++d) same = send.extent(d) == recv.extent(d);
+  detail::agree_or_throw(comm, detail::signature_of(send), op_name, same,
+                         "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) + " differ");
+  const int count = detail::checked_count(send.size(), comm, op_name);
+  detail::MpiBuffer<S> in(comm, send, true);
+  detail::MpiBuffer<R> out(comm, recv, false);
+  check_mpi(MPI_Allreduce(in.data(), out.data(), count, mpi_datatype<detail::value_t<S>>(), to_mpi(op), comm.raw()),
+            "MPI_Allreduce", comm.raw());
+  out.write_back();
+}
+
+/// v = op over all ranks of v, in place.
+template <class V>
+void all_reduce(const Communicator& comm, const V& v, ReduceOp op) {
+  detail::check_reducible<V>();
+  constexpr const char* op_name = "baton::all_reduce";
+  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(v), op_name);
+  const int count = detail::checked_count(v.size(), comm, op_name);
+  detail::MpiBuffer<V> buffer(comm, v, true);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<detail::value_t<V>>(), to_mpi(op),
+                          comm.raw()),
+            "MPI_Allreduce", comm.raw());
+  buffer.write_back();
+}
+
+/// v = (sum over the ranks of comm of v) / comm.size(), in place. Divides by the size of the
+/// communicator given, so averaging over a subgroup divides by the subgroup's size.
+template <class V>
+void average(const Communicator& comm, const V& v) {
+  using T = detail::value_t<V>;
+  static_assert(std::is_floating_point_v<T>, "baton::average needs a floating-point View");
+  constexpr const char* op_name = "baton::average";
+  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(v), op_name);
+  const int count = detail::checked_count(v.size(), comm, op_name);
+  detail::MpiBuffer<V> buffer(comm, v, true);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<T>(), MPI_SUM, comm.raw()),
+            "MPI_Allreduce", comm.raw());
+  const T scale = T(1) / T(comm.size());
+  if (buffer.direct()) {
+    using Space = typename V::execution_space;
+    Kokkos::View<T*, typename V::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(buffer.data(), v.size());
+    Kokkos::parallel_for(
+        "baton::average", Kokkos::RangePolicy<Space>(0, v.size()), KOKKOS_LAMBDA(std::size_t i) { flat(i) *= scale; });
+    Space().fence();
+  } else {
+    T* data = buffer.data();
+    for (std::size_t i = 0; i < v.size(); ++i) data[i] *= scale;
+    buffer.write_back();
+  }
+}
+
+/// recv (comm.size() * send rows) = every rank's send, concatenated by rank.
+template <class S, class R>
+void all_gather(const Communicator& comm, const S& send, const R& recv) {
+  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>, "send and recv need the same value type");
+  static_assert(detail::rank_v<S> == detail::rank_v<R> || (detail::rank_v<S> == 0 && detail::rank_v<R> == 1),
+                "recv has the rank of send (or 1 for scalar sends)");
+  constexpr const char* op_name = "baton::all_gather";
+  const std::size_t rows = detail::rows_of(send);
+  bool fits = detail::rows_of(recv) == rows * comm.size() && recv.size() == send.size() * comm.size();
+  detail::agree_or_throw(comm, detail::signature_of(send), op_name, fits,
+                         "recv " + detail::describe_view(recv) + " cannot hold " + std::to_string(comm.size()) +
+                             " x send " + detail::describe_view(send));
+  const int count = detail::checked_count(send.size(), comm, op_name);
+  detail::MpiBuffer<S> in(comm, send, true);
+  detail::MpiBuffer<R> out(comm, recv, false);
+  const MPI_Datatype type = mpi_datatype<detail::value_t<S>>();
+  check_mpi(MPI_Allgather(in.data(), count, type, out.data(), count, type, comm.raw()), "MPI_Allgather", comm.raw());
+  out.write_back();
+}
+
+/// Every rank's rows, concatenated by rank, on every rank. Ranks may have different row counts
+/// (discovered, not passed); all other extents must agree.
+template <class V>
+detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
+  static_assert(detail::rank_v<V> >= 1, "all_gatherv concatenates rows: use rank >= 1");
+  constexpr const char* op_name = "baton::all_gatherv";
+  const std::vector<std::size_t> rows = detail::rows_from(detail::exchange_signatures(comm, send), op_name);
+  const std::size_t per_row = detail::row_elements(send);
+  std::vector<int> counts(rows.size()), offsets(rows.size());
+  std::size_t total_rows = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    counts[r] = detail::checked_count(rows[r] * per_row, comm, op_name);
+    offsets[r] = detail::checked_count(total_rows * per_row, comm, op_name);
+    total_rows += rows[r];
+  }
+  auto result = detail::allocate_rows(send, total_rows, "baton::all_gatherv");
+  detail::MpiBuffer<V> in(comm, send, true);
+  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
+  check_mpi(MPI_Allgatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(), offsets.data(), type,
+                           comm.raw()),
+            "MPI_Allgatherv", comm.raw());
+  out.write_back();
+  return result;
+}
+
+/// On `root`: every rank's rows concatenated by rank (ranks may have different row counts); on the
+/// other ranks: a View with 0 rows.
+template <class V>
+detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root) {
+  static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
+  constexpr const char* op_name = "baton::gatherv";
+  check_rank(comm, root, op_name);
+  const std::vector<std::size_t> rows = detail::rows_from(detail::exchange_signatures(comm, send), op_name);
+  const std::size_t per_row = detail::row_elements(send);
+  std::vector<int> counts(rows.size()), offsets(rows.size());
+  std::size_t total_rows = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    counts[r] = detail::checked_count(rows[r] * per_row, comm, op_name);
+    offsets[r] = detail::checked_count(total_rows * per_row, comm, op_name);
+    total_rows += rows[r];
+  }
+  const bool is_root = comm.rank() == root;
+  auto result = detail::allocate_rows(send, is_root ? total_rows : 0, "baton::gatherv");
+  detail::MpiBuffer<V> in(comm, send, true);
+  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
+  check_mpi(MPI_Gatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(), offsets.data(), type, root,
+                        comm.raw()),
+            "MPI_Gatherv", comm.raw());
+  if (is_root) out.write_back();
+  return result;
+}
+
+/// gatherv where every rank has the same row count (checked when collective checks are on).
+template <class V>
+detail::ResultView<V> gather(const Communicator& comm, const V& send, int root) {
+  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(send), "baton::gather");
+  return gatherv(comm, send, root);
+}
+
+/// Reduces `send` over all ranks and gives rank r the r-th of comm.size() equal row blocks.
+template <class V>
+detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, ReduceOp op) {
+  detail::check_reducible<V>();
+  static_assert(detail::rank_v<V> >= 1, "reduce_scatter splits rows: use rank >= 1");
+  constexpr const char* op_name = "baton::reduce_scatter";
+  const std::size_t rows = send.extent(0);
+  detail::agree_or_throw(comm, detail::signature_of(send), op_name, rows % comm.size() == 0,
+                         std::to_string(rows) + " rows do not split evenly over " + std::to_string(comm.size()) +
+                             " ranks");
+  auto result = detail::allocate_rows(send, rows / comm.size(), "baton::reduce_scatter");
+  const int count = detail::checked_count(result.size(), comm, op_name);
+  detail::MpiBuffer<V> in(comm, send, true);
+  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  check_mpi(MPI_Reduce_scatter_block(in.data(), out.data(), count, mpi_datatype<detail::value_t<V>>(), to_mpi(op),
+                                     comm.raw()),
+            "MPI_Reduce_scatter_block", comm.raw());
+  out.write_back();
+  return result;
+}
+
+/// Reduces `send` over all ranks and gives rank r the next rows_per_rank[r] rows.
+template <class V>
+detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send, const std::vector<std::size_t>& rows_per_rank,
+                                       ReduceOp op) {
+  detail::check_reducible<V>();
+  static_assert(detail::rank_v<V> >= 1, "reduce_scatter_v splits rows: use rank >= 1");
+  constexpr const char* op_name = "baton::reduce_scatter_v";
+  std::size_t total = 0;
+  std::int64_t hash = 1469598103934665603LL;  // FNV-1a over the counts: ranks must agree on them
+  for (std::size_t r : rows_per_rank) {
+    total += r;
+    hash = (hash ^ static_cast<std::int64_t>(r)) * 1099511628211LL;
+  }
+  const bool ok = rows_per_rank.size() == static_cast<std::size_t>(comm.size()) && total == send.extent(0);
+  detail::agree_or_throw(comm, detail::signature_of(send, hash), op_name, ok,
+                         std::to_string(rows_per_rank.size()) + " row counts adding up to " + std::to_string(total) +
+                             " for " + std::to_string(comm.size()) + " ranks and " +
+                             std::to_string(send.extent(0)) + " rows");
+  const std::size_t per_row = detail::row_elements(send);
+  std::vector<int> counts(rows_per_rank.size());
+  for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = detail::checked_count(rows_per_rank[r] * per_row, comm, op_name);
+  auto result = detail::allocate_rows(send, rows_per_rank[comm.rank()], "baton::reduce_scatter_v");
+  detail::MpiBuffer<V> in(comm, send, true);
+  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  check_mpi(MPI_Reduce_scatter(in.data(), out.data(), counts.data(), mpi_datatype<detail::value_t<V>>(), to_mpi(op),
+                               comm.raw()),
+            "MPI_Reduce_scatter", comm.raw());
+  out.write_back();
+  return result;
+}
+
+/// Copies root's v into v on every rank; v has the same shape everywhere.
+template <class V>
+void broadcast(const Communicator& comm, const V& v, int root) {
+  constexpr const char* op_name = "baton::broadcast";
+  check_rank(comm, root, op_name);
+  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(v), op_name);
+  const int count = detail::checked_count(v.size(), comm, op_name);
+  const bool is_root = comm.rank() == root;
+  detail::MpiBuffer<V> buffer(comm, v, is_root);
+  check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()), "MPI_Bcast",
+            comm.raw());
+  if (!is_root) buffer.write_back();
+}
+
+/// Root's View on every rank: the others allocate a V shaped like root's (only root's `v` is read).
+template <class V>
+V broadcast_view(const Communicator& comm, const V& v, int root, const std::string& label = "baton::broadcast_view") {
+  static_assert(detail::left_or_right_v<V>, "broadcast_view allocates LayoutLeft or LayoutRight Views");
+  constexpr const char* op_name = "baton::broadcast_view";
+  check_rank(comm, root, op_name);
+  const bool is_root = comm.rank() == root;
+  auto header = encode_envelope(detail::envelope_of(v, WireLayout::right));
+  check_mpi(MPI_Bcast(header.data(), static_cast<int>(header.size()), MPI_BYTE, root, comm.raw()), "MPI_Bcast",
+            comm.raw());
+  // Every rank must be able to hold root's View before any data moves, or all throw together.
+  V result = v;
+  int ok = 1;
+  std::string why;
+  if (!is_root) {
+    try {
+      const ViewEnvelope sent = decode_envelope_header(header.data());
+      detail::check_allocatable<V>(sent, std::string(op_name) + " (root " + std::to_string(root) + ")");
+      result = detail::allocate_like<V>(sent, label);
+    } catch (const Error& error) {
+      ok = 0;
+      why = error.what();
+    }
+  }
+  int all_ok = 0;
+  check_mpi(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm.raw()), "MPI_Allreduce", comm.raw());
+  if (!all_ok) throw Error(why.empty() ? std::string(op_name) + ": another rank cannot hold root's View" : why);
+  const int count = detail::checked_count(result.size(), comm, op_name);
+  detail::MpiBuffer<V> buffer(comm, result, is_root);
+  check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()), "MPI_Bcast",
+            comm.raw());
+  if (!is_root) buffer.write_back();
+  return result;
+}
+
+}  // namespace baton

@@ -1,0 +1,246 @@
+#include <doctest/doctest.h>
+
+#include <Kokkos_Core.hpp>
+#include <baton/runtime/error.hpp>
+#include <baton/transport/view_message.hpp>
+#include <cstdint>
+#include <string>
+
+#include "mpi_doctest.hpp"
+
+namespace {
+
+// A communicator per View path: every test runs once as is and once through host staging.
+baton::Communicator comm_with(baton::ViewPath path) {
+  baton::Communicator comm = baton::test::world().duplicate();
+  comm.set_view_path(path);
+  return comm;
+}
+
+double value(int i, int j, int who) { return who * 1000.0 + i * 10.0 + j + 0.25; }
+
+template <class V>
+void fill2(const V& v, int who) {
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < v.extent(0); ++i)
+    for (std::size_t j = 0; j < v.extent(1); ++j) h(i, j) = value(int(i), int(j), who);
+  Kokkos::deep_copy(v, h);
+}
+
+template <class V>
+int count_wrong2(const V& v, int who) {
+  auto h = Kokkos::create_mirror_view(v);
+  Kokkos::deep_copy(h, v);
+  int wrong = 0;
+  for (std::size_t i = 0; i < v.extent(0); ++i)
+    for (std::size_t j = 0; j < v.extent(1); ++j) wrong += h(i, j) != value(int(i), int(j), who);
+  return wrong;
+}
+
+}  // namespace
+
+TEST_CASE("ring of 2-D Views: the receiver allocates the sent shape") {
+  for (auto path : {baton::ViewPath::automatic, baton::ViewPath::staged}) {
+    CAPTURE(static_cast<int>(path));
+    baton::Communicator comm = comm_with(path);
+    const int next = (comm.rank() + 1) % comm.size();
+    const int prev = (comm.rank() + comm.size() - 1) % comm.size();
+    Kokkos::View<double**> out("out", 3, 4 + comm.rank());
+    fill2(out, comm.rank());
+    auto handle = baton::isend_view(comm, out, next, 1);
+    baton::MessageInfo info;
+    auto in = baton::recv_view<Kokkos::View<double**>>(comm, baton::any_source, 1, &info);
+    handle.wait();
+    CHECK(info.source == prev);
+    CHECK(in.extent(0) == 3);
+    CHECK(in.extent(1) == std::size_t(4 + prev));
+    CHECK(count_wrong2(in, prev) == 0);
+  }
+}
+
+TEST_CASE("ranks 0 to 8 and several value types travel intact") {
+  baton::Communicator comm = baton::test::world().duplicate();
+  const int me = comm.rank();
+  SUBCASE("rank 0") {
+    Kokkos::View<std::int64_t> s("s");
+    Kokkos::deep_copy(s, std::int64_t(-123456789012345));
+    baton::send_view(comm, s, me, 2);  // small: eager, so a blocking self-send returns
+    auto r = baton::recv_view<Kokkos::View<std::int64_t>>(comm, me, 2);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+    CHECK(h() == -123456789012345);
+  }
+  SUBCASE("rank 1 float and uint16, rank 3 int8") {
+    Kokkos::View<float*> f("f", 7);
+    Kokkos::View<std::uint16_t*> u("u", 5);
+    Kokkos::View<std::int8_t***> c("c", 2, 3, 4);
+    auto hf = Kokkos::create_mirror_view(f);
+    auto hu = Kokkos::create_mirror_view(u);
+    auto hc = Kokkos::create_mirror_view(c);
+    for (int i = 0; i < 7; ++i) hf(i) = 1.5f * i;
+    for (int i = 0; i < 5; ++i) hu(i) = std::uint16_t(60000 + i);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 4; ++k) hc(i, j, k) = std::int8_t(i * 12 + j * 4 + k - 10);
+    Kokkos::deep_copy(f, hf);
+    Kokkos::deep_copy(u, hu);
+    Kokkos::deep_copy(c, hc);
+    auto a = baton::isend_view(comm, f, me, 3);
+    auto b = baton::isend_view(comm, u, me, 3);
+    auto d = baton::isend_view(comm, c, me, 3);
+    auto rf = baton::recv_view<Kokkos::View<float*>>(comm, me, 3);
+    auto ru = baton::recv_view<Kokkos::View<std::uint16_t*>>(comm, me, 3);
+    auto rc = baton::recv_view<Kokkos::View<std::int8_t***, Kokkos::LayoutLeft>>(comm, me, 3);
+    REQUIRE(rf.extent(0) == 7);
+    REQUIRE(ru.extent(0) == 5);
+    REQUIRE(rc.extent(2) == 4);
+    int wrong = 0;
+    for (int i = 0; i < 7; ++i) wrong += rf(i) != 1.5f * i;
+    for (int i = 0; i < 5; ++i) wrong += ru(i) != 60000 + i;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 4; ++k) wrong += rc(i, j, k) != std::int8_t(i * 12 + j * 4 + k - 10);
+    CHECK(wrong == 0);
+  }
+  SUBCASE("rank 8") {
+    Kokkos::View<double********> v("v8", 2, 1, 2, 1, 2, 1, 2, 3);
+    auto h = Kokkos::create_mirror_view(v);
+    double* p = h.data();
+    for (std::size_t i = 0; i < h.size(); ++i) p[i] = double(i) * 0.5;
+    Kokkos::deep_copy(v, h);
+    baton::send_view(comm, v, me, 4);
+    auto r = baton::recv_view<Kokkos::View<double********>>(comm, me, 4);
+    REQUIRE(r.size() == v.size());
+    CHECK(r.extent(7) == 3);
+    CHECK(r(1, 0, 1, 0, 1, 0, 1, 2) == h(1, 0, 1, 0, 1, 0, 1, 2));
+  }
+}
+
+TEST_CASE("layouts: LayoutLeft to LayoutRight and strided subviews keep the logical values") {
+  for (auto path : {baton::ViewPath::automatic, baton::ViewPath::staged}) {
+    CAPTURE(static_cast<int>(path));
+    baton::Communicator comm = comm_with(path);
+    const int me = comm.rank();
+    Kokkos::View<double**, Kokkos::LayoutLeft> left("left", 4, 6);
+    fill2(left, me);
+    auto a = baton::isend_view(comm, left, me, 5);
+    Kokkos::View<double**, Kokkos::LayoutRight> right("right", 4, 6);
+    baton::recv_into(comm, right, me, 5);
+    CHECK(count_wrong2(right, me) == 0);
+
+    auto b = baton::isend_view(comm, right, me, 6);
+    auto back = baton::recv_view<Kokkos::View<double**, Kokkos::LayoutLeft>>(comm, me, 6);
+    CHECK(count_wrong2(back, me) == 0);
+
+    // A column block of a LayoutRight View is strided: packed before sending.
+    auto block = Kokkos::subview(right, Kokkos::make_pair(1, 3), Kokkos::make_pair(2, 5));
+    auto c = baton::isend_view(comm, block, me, 7);
+    auto got = baton::recv_view<Kokkos::View<double**>>(comm, me, 7);
+    REQUIRE(got.extent(0) == 2);
+    REQUIRE(got.extent(1) == 3);
+    int wrong = 0;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) wrong += got(i, j) != value(i + 1, j + 2, me);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("forced staging on host memory gives results identical to the direct path") {
+  baton::Communicator direct = comm_with(baton::ViewPath::automatic);
+  baton::Communicator staged = comm_with(baton::ViewPath::staged);
+  const int me = direct.rank();
+  Kokkos::View<double**, Kokkos::LayoutLeft> v("v", 5, 7);
+  fill2(v, me + 3);
+  auto a = baton::isend_view(direct, v, me, 8);
+  auto b = baton::isend_view(staged, v, me, 8);
+  auto x = baton::recv_view<Kokkos::View<double**>>(direct, me, 8);
+  auto y = baton::recv_view<Kokkos::View<double**>>(staged, me, 8);
+  int differ = 0;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 7; ++j) differ += x(i, j) != y(i, j);
+  CHECK(differ == 0);
+  CHECK(count_wrong2(x, me + 3) == 0);
+}
+
+TEST_CASE("a wrong type or shape is an error naming both, and the next message still arrives") {
+  baton::Communicator comm = baton::test::world().duplicate();
+  const int me = comm.rank();
+  Kokkos::View<int*> ints("ints", 5);
+  Kokkos::View<double*> doubles("doubles", 5);
+  Kokkos::deep_copy(doubles, 2.5);
+  auto a = baton::isend_view(comm, ints, me, 9);
+  auto b = baton::isend_view(comm, doubles, me, 9);
+  Kokkos::View<double*> target("target", 5);
+  CHECK_THROWS_WITH_AS(baton::recv_into(comm, target, me, 9),
+                       doctest::Contains("the message is int32[5] (right), the View is float64[5]"), baton::Error);
+  baton::recv_into(comm, target, me, 9);  // the double message, intact
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), target);
+  CHECK(h(4) == 2.5);
+
+  Kokkos::View<double**> matrix("m", 2, 3);
+  auto c = baton::isend_view(comm, matrix, me, 10);
+  auto d = baton::isend_view(comm, doubles, me, 10);
+  Kokkos::View<double**> wrong_shape("w", 3, 2);
+  CHECK_THROWS_WITH_AS(baton::recv_into(comm, wrong_shape, me, 10),
+                       doctest::Contains("the message is float64[2,3] (right), the View is float64[3,2]"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::recv_view<Kokkos::View<double**>>(comm, me, 10),
+                       doctest::Contains("the View type wants float64 of rank 2"), baton::Error);
+  // A byte message that is no View message at all.
+  baton::send(comm, std::vector<std::byte>(3), me, 11);
+  CHECK_THROWS_WITH_AS(baton::recv_view<Kokkos::View<double*>>(comm, me, 11), doctest::Contains("bad View message"),
+                       baton::Error);
+  CHECK_FALSE(baton::iprobe(comm, baton::any_source, 10).has_value());
+  CHECK_FALSE(baton::iprobe(comm, baton::any_source, 11).has_value());
+}
+
+TEST_CASE("empty Views and bad ranks or tags") {
+  baton::Communicator comm = baton::test::world().duplicate();
+  Kokkos::View<double**> empty("empty", 0, 3);
+  baton::send_view(comm, empty, comm.rank(), 12);
+  auto r = baton::recv_view<Kokkos::View<double**>>(comm, comm.rank(), 12);
+  CHECK(r.extent(0) == 0);
+  CHECK(r.extent(1) == 3);
+  CHECK_THROWS_WITH_AS(baton::send_view(comm, empty, comm.size(), 0), doctest::Contains("is out of range"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::send_view(comm, empty, 0, -4), doctest::Contains("tag -4"), baton::Error);
+}
+
+TEST_CASE("posted View receives complete in test() or wait(); send handles keep Views alive") {
+  baton::Communicator comm = baton::test::world().duplicate();
+  const int me = comm.rank();
+  auto posted = baton::irecv_view<Kokkos::View<double**>>(comm, me, 13);
+  CHECK_FALSE(posted.test());
+  baton::SendHandle handle;
+  {
+    Kokkos::View<double**> temporary("temporary", 2, 2);
+    fill2(temporary, 7);
+    handle = baton::isend_view(comm, temporary, me, 13);
+  }  // the caller's reference is gone; the handle keeps the View
+  while (!posted.test()) {
+  }
+  CHECK(posted.info().source == me);
+  CHECK(count_wrong2(posted.wait(), 7) == 0);
+  handle.wait();
+
+  Kokkos::View<double**> into("into", 2, 2);
+  auto post_into = baton::irecv_into(comm, into, me, 14);
+  Kokkos::View<double**> from("from", 2, 2);
+  fill2(from, 9);
+  baton::send_view(comm, from, me, 14);
+  post_into.wait();
+  CHECK(count_wrong2(into, 9) == 0);
+}
+
+TEST_CASE("the GPU-aware path's packing and unpacking, run on host memory") {
+  baton::Communicator comm = baton::test::world().duplicate();
+  const int me = comm.rank();
+  Kokkos::View<double**, Kokkos::LayoutLeft> v("v", 3, 5);
+  fill2(v, 4);
+  baton::detail::OutgoingView<decltype(v)> out(comm, v);
+  out.pack_on_device();
+  REQUIRE(out.packed.size() == 72 + 15 * sizeof(double));
+  auto wire = out.wire();
+  baton::check_mpi(MPI_Send(wire.buffer, wire.count, wire.type, me, 15, comm.raw()), "MPI_Send");
+  Kokkos::View<double**> target("target", 3, 5);
+  auto matched = baton::detail::mprobe(comm, me, 15, "test");
+  baton::detail::receive_packed(comm, matched, target, "test");
+  CHECK(count_wrong2(target, 4) == 0);
+}

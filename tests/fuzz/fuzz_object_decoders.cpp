@@ -4,7 +4,7 @@
 // acceptable.
 //
 // Built with -fsanitize=fuzzer when BATON_ENABLE_FUZZING=ON (clang). The same file, built with
-// BATON_FUZZ_REPLAY, is a plain program that replays files (corpus and found crashes) in ctest.
+// replay_main.cpp, is a plain program that replays files (corpus and found crashes) in ctest.
 #include <baton/runtime/error.hpp>
 #include <baton/transport/serialize.hpp>
 #include <cstddef>
@@ -72,25 +72,3 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   decode_as<std::pair<std::uint32_t, std::vector<bool>>>(bytes, size);
   return 0;
 }
-
-#ifdef BATON_FUZZ_REPLAY
-#include <fstream>
-#include <iostream>
-#include <iterator>
-
-int main(int argc, char** argv) {
-  int replayed = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::ifstream in(argv[i], std::ios::binary);
-    if (!in) {
-      std::cerr << "cannot read " << argv[i] << '\n';
-      return 1;
-    }
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-    ++replayed;
-  }
-  std::cout << "replayed " << replayed << " inputs without a crash\n";
-  return replayed > 0 ? 0 : 1;
-}
-#endif

@@ -21,6 +21,11 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
     int found = 0;
     check_mpi(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr", comm_);
     tag_ub_ = found ? *static_cast<int*>(value) : 32767;  // 32767: the least MPI guarantees
+    if (owned_) {
+      check_mpi(MPI_Comm_dup(comm_, &payload_), "MPI_Comm_dup", comm_);
+      check_mpi(MPI_Comm_set_errhandler(payload_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", payload_);
+      sequences_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(size_));
+    }
   } catch (...) {
     release();  // an owned handle is freed, not leaked
     throw;
@@ -29,37 +34,46 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
 
 Communicator::~Communicator() { release(); }
 
-Communicator::Communicator(Communicator&& other) noexcept
-    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
-      owned_(std::exchange(other.owned_, false)),
-      rank_(std::exchange(other.rank_, -1)),
-      size_(std::exchange(other.size_, 0)),
-      tag_ub_(std::exchange(other.tag_ub_, -1)),
-      view_path_(std::exchange(other.view_path_, ViewPath::automatic)),
-      collective_checks_(other.collective_checks_) {}
+Communicator::Communicator(Communicator&& other) noexcept { swap(other); }
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
   if (this != &other) {
     release();
-    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
-    owned_ = std::exchange(other.owned_, false);
-    rank_ = std::exchange(other.rank_, -1);
-    size_ = std::exchange(other.size_, 0);
-    tag_ub_ = std::exchange(other.tag_ub_, -1);
-    view_path_ = std::exchange(other.view_path_, ViewPath::automatic);
-    collective_checks_ = other.collective_checks_;
+    swap(other);
   }
   return *this;
+}
+
+void Communicator::swap(Communicator& other) noexcept {
+  std::swap(comm_, other.comm_);
+  std::swap(payload_, other.payload_);
+  std::swap(sequences_, other.sequences_);
+  std::swap(owned_, other.owned_);
+  std::swap(rank_, other.rank_);
+  std::swap(size_, other.size_);
+  std::swap(tag_ub_, other.tag_ub_);
+  std::swap(view_path_, other.view_path_);
+  std::swap(collective_checks_, other.collective_checks_);
+}
+
+int Communicator::next_sequence(int dest) const noexcept {
+  const std::uint32_t n = sequences_[static_cast<std::size_t>(dest)].fetch_add(1, std::memory_order_relaxed);
+  return static_cast<int>(n % (static_cast<std::uint32_t>(tag_ub_) + 1u));
 }
 
 void Communicator::release() noexcept {
   if (owned_ && comm_ != MPI_COMM_NULL) {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    // After MPI_Finalize the handle is gone with MPI; freeing it then would be an error.
-    if (!finalized) MPI_Comm_free(&comm_);
+    // After MPI_Finalize the handles are gone with MPI; freeing them then would be an error.
+    if (!finalized) {
+      if (payload_ != MPI_COMM_NULL) MPI_Comm_free(&payload_);
+      MPI_Comm_free(&comm_);
+    }
   }
   comm_ = MPI_COMM_NULL;
+  payload_ = MPI_COMM_NULL;
+  sequences_.reset();
   owned_ = false;
   rank_ = -1;
   size_ = 0;

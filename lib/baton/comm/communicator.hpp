@@ -4,7 +4,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 
 namespace baton {
 
@@ -70,6 +72,13 @@ class Communicator {
   bool collective_checks() const noexcept { return collective_checks_; }
   void set_collective_checks(bool on) noexcept { collective_checks_ = on; }
 
+  /// Baton's private companion of an owned communicator (a second duplicate, made with it): large
+  /// View messages carry their data there, matched by a sequence tag, so that no receive on raw()
+  /// can see it. MPI_COMM_NULL for borrowed communicators. For Baton's transport.
+  MPI_Comm payload() const noexcept { return payload_; }
+  /// The next sequence tag for a message to `dest` on payload() (per destination, wraps at tag_ub()).
+  int next_sequence(int dest) const noexcept;
+
   /// The largest valid tag (the MPI_TAG_UB attribute); -1 for a null communicator.
   int tag_ub() const noexcept { return tag_ub_; }
 
@@ -83,9 +92,12 @@ class Communicator {
  private:
   Communicator(MPI_Comm comm, bool owned);
   void release() noexcept;
+  void swap(Communicator& other) noexcept;
   void require_handle(const char* operation) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm payload_ = MPI_COMM_NULL;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> sequences_;  // one counter per destination
   bool owned_ = false;
   int rank_ = -1;
   int size_ = 0;

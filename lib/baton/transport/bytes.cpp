@@ -158,7 +158,7 @@ SendHandle::SendHandle(const Communicator& comm, std::shared_ptr<const void> kee
   // A derived type (past INT_MAX bytes) may be freed while the send is pending: MPI completes
   // communication that uses a freed type normally (MPI standard, MPI_Type_free).
   detail::ByteDatatype type(size);
-  check_mpi(MPI_Isend(data, type.count(), type.type(), dest, tag, comm_, &request_), "MPI_Isend", comm_);
+  check_mpi(MPI_Isend(data, type.count(), type.type(), dest, tag, comm_, &requests_[0]), "MPI_Isend", comm_);
 }
 
 SendHandle SendHandle::start(const Communicator& comm, std::shared_ptr<const void> keep_alive,
@@ -168,8 +168,14 @@ SendHandle SendHandle::start(const Communicator& comm, std::shared_ptr<const voi
   SendHandle handle;
   handle.comm_ = comm.raw();
   handle.keep_alive_ = std::move(keep_alive);
-  check_mpi(MPI_Isend(buffer, count, type, dest, tag, handle.comm_, &handle.request_), "MPI_Isend", handle.comm_);
+  check_mpi(MPI_Isend(buffer, count, type, dest, tag, handle.comm_, &handle.requests_[0]), "MPI_Isend",
+            handle.comm_);
   return handle;
+}
+
+void SendHandle::also_send(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type, int dest, int tag) {
+  if (requests_[1] != MPI_REQUEST_NULL) throw Error("baton::SendHandle::also_send: a second send is already posted");
+  check_mpi(MPI_Isend(buffer, count, type, dest, tag, comm, &requests_[1]), "MPI_Isend", comm);
 }
 
 SendHandle::~SendHandle() {
@@ -177,23 +183,23 @@ SendHandle::~SendHandle() {
     finish();
     return;
   }
-  const int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  const int rc = MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) {
-    std::fprintf(stderr, "baton: MPI_Wait in ~SendHandle failed: %s\n", mpi_error_string(rc).c_str());
+    std::fprintf(stderr, "baton: MPI_Waitall in ~SendHandle failed: %s\n", mpi_error_string(rc).c_str());
   }
   finish();
 }
 
 SendHandle::SendHandle(SendHandle&& other) noexcept
-    : request_(std::exchange(other.request_, MPI_REQUEST_NULL)),
+    : requests_(std::exchange(other.requests_, {MPI_REQUEST_NULL, MPI_REQUEST_NULL})),
       comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
       keep_alive_(std::move(other.keep_alive_)) {}
 
 SendHandle& SendHandle::operator=(SendHandle&& other) noexcept {
   if (this != &other) {
-    if (active()) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    if (active()) MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE);
     finish();
-    request_ = std::exchange(other.request_, MPI_REQUEST_NULL);
+    requests_ = std::exchange(other.requests_, {MPI_REQUEST_NULL, MPI_REQUEST_NULL});
     comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
     keep_alive_ = std::move(other.keep_alive_);
   }
@@ -203,14 +209,14 @@ SendHandle& SendHandle::operator=(SendHandle&& other) noexcept {
 bool SendHandle::test() {
   if (!active()) return true;
   int done = 0;
-  check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test", comm_);
+  check_mpi(MPI_Testall(2, requests_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall", comm_);
   if (done) finish();
   return done != 0;
 }
 
 void SendHandle::wait() {
   if (!active()) return;
-  check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait", comm_);
+  check_mpi(MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_);
   finish();
 }
 

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -78,6 +79,8 @@ class SendHandle {
   /// keeping `keep_alive` until completion. For senders of composite messages.
   static SendHandle start(const Communicator& comm, std::shared_ptr<const void> keep_alive, const void* buffer,
                           int count, MPI_Datatype type, int dest, int tag);
+  /// Posts a second send on `comm` (e.g. the data of a split View message) completed with the first.
+  void also_send(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type, int dest, int tag);
   SendHandle& operator=(const SendHandle&) = delete;
 
   /// True once the send has completed (and then the buffer is released).
@@ -85,12 +88,14 @@ class SendHandle {
   /// Blocks until the send has completed, then releases the buffer.
   void wait();
   /// True while a send is in flight.
-  bool active() const noexcept { return request_ != MPI_REQUEST_NULL; }
+  bool active() const noexcept {
+    return requests_[0] != MPI_REQUEST_NULL || requests_[1] != MPI_REQUEST_NULL;
+  }
 
  private:
   void finish() noexcept;
 
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  std::array<MPI_Request, 2> requests_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<const void> keep_alive_;
 };

@@ -48,6 +48,7 @@ bool is_known(ValueType type) noexcept { return size_of(type) != 0; }
 namespace {
 
 constexpr std::uint8_t magic[4] = {'B', 'T', 'N', 'V'};
+constexpr std::uint8_t split_magic[4] = {'B', 'T', 'N', 'S'};
 
 // Multiplies, or returns false on overflow.
 bool multiply(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
@@ -108,6 +109,15 @@ std::array<std::byte, ViewEnvelope::wire_size> encode_envelope(const ViewEnvelop
   return out;
 }
 
+std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(const ViewEnvelope& envelope) {
+  std::array<std::byte, ViewEnvelope::split_wire_size> out{};
+  const auto head = encode_envelope(envelope);
+  std::memcpy(out.data(), head.data(), head.size());
+  std::memcpy(out.data(), split_magic, 4);
+  put_u64(out.data() + ViewEnvelope::wire_size, static_cast<std::uint64_t>(envelope.sequence));
+  return out;
+}
+
 namespace {
 ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool check_data_size) {
   const auto fail = [](const std::string& what) { throw Error("baton: bad View message: " + what); };
@@ -115,13 +125,22 @@ ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool che
     fail(std::to_string(message_size) + " bytes, shorter than the " +
          std::to_string(ViewEnvelope::wire_size) + "-byte envelope");
   }
-  if (std::memcmp(message, magic, 4) != 0) fail("no BTNV magic (not a View message)");
+  std::int64_t sequence = -1;
+  if (message_size == ViewEnvelope::split_wire_size && std::memcmp(message, split_magic, 4) == 0) {
+    const std::uint64_t tag = get_u64(message + ViewEnvelope::wire_size);
+    if (tag > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) fail("sequence tag " + std::to_string(tag) + " over INT_MAX");
+    sequence = static_cast<std::int64_t>(tag);
+    check_data_size = false;
+  } else if (std::memcmp(message, magic, 4) != 0) {
+    fail("no BTNV magic (not a View message)");
+  }
   const auto byte_at = [&](std::size_t i) { return std::to_integer<std::uint8_t>(message[i]); };
   if (byte_at(4) != ViewEnvelope::version) {
     fail("envelope version " + std::to_string(byte_at(4)) + ", expected " +
          std::to_string(ViewEnvelope::version));
   }
   ViewEnvelope envelope;
+  envelope.sequence = sequence;
   envelope.value_type = static_cast<ValueType>(byte_at(5));
   if (!is_known(envelope.value_type)) fail("unknown value type code " + std::to_string(byte_at(5)));
   envelope.rank = byte_at(6);

@@ -30,9 +30,30 @@ namespace detail {
 
 using Header = std::array<std::byte, ViewEnvelope::wire_size>;
 
-inline std::string context(const char* operation, const MessageInfo& info, const Communicator& comm) {
-  return std::string(operation) + " (message from source " + std::to_string(info.source) + " with tag " +
-         std::to_string(info.tag) + ", on rank " + std::to_string(comm.rank()) + ")";
+/// Views of at least this many bytes travel in split form (envelope, then the data alone on the
+/// communicator's payload()). Measured, see docs/performance.md; BATON_VIEW_SPLIT_BYTES overrides.
+std::size_t split_threshold() noexcept;
+inline constexpr std::size_t default_split_threshold = std::size_t(64) << 10;
+
+/// Messages up to this size (envelope included) are packed into one contiguous buffer by the sender
+/// and received into a stack buffer first, then copied: cheaper than a derived datatype for small
+/// Views (measured, see docs/performance.md). Every split-form envelope is small.
+inline constexpr std::size_t small_message = 4096;
+
+/// A stack buffer for one small message; the message starts 8 bytes in, so that its data (after the
+/// 72-byte envelope) is 16-byte aligned.
+struct SmallMessage {
+  alignas(16) std::byte storage[small_message + 8];
+  std::byte* message() noexcept { return storage + 8; }
+  const std::byte* payload() const noexcept { return storage + 8 + ViewEnvelope::wire_size; }
+};
+
+/// The error context of a receive, as a callable: the text is only built when an error is thrown.
+inline auto context(const char* operation, const MessageInfo& info, const Communicator& comm) {
+  return [operation, info, &comm] {
+    return std::string(operation) + " (message from source " + std::to_string(info.source) + " with tag " +
+           std::to_string(info.tag) + ", on rank " + std::to_string(comm.rank()) + ")";
+  };
 }
 
 /// A host copy of a whole message, its envelope 16-byte aligned + 56, so that the data after the
@@ -63,9 +84,27 @@ struct OutgoingView {
   Kokkos::View<unsigned char*, MS> packed;               // envelope + data in device memory (direct device path)
   const void* data = nullptr;                            // the data block (host, or the View's memory)
   std::size_t bytes = 0;
+  std::array<std::byte, ViewEnvelope::split_wire_size> split_header{};
+  int sequence = -1;                                     // >= 0: split form, data on comm.payload()
+  std::size_t small_size = 0;                            // > 0: envelope + data packed in `small`
+  std::byte small[small_message];                        // left uninitialised: only small_size bytes are used
 
-  OutgoingView(const Communicator& comm, const V& v) : view(v), bytes(v.size() * sizeof(T)) {
+  OutgoingView(const Communicator& comm, const V& v, int dest) : view(v), bytes(v.size() * sizeof(T)) {
     typename V::execution_space().fence();  // kernels that wrote v are done
+    prepare(comm);
+    if (packed.data() == nullptr && comm.payload() != MPI_COMM_NULL && bytes >= split_threshold()) {
+      ViewEnvelope e = decode_envelope_header(header.data());
+      e.sequence = sequence = comm.next_sequence(dest);
+      split_header = encode_split_envelope(e);
+    } else if (packed.data() == nullptr && header.size() + bytes <= small_message) {
+      small_size = header.size() + bytes;
+      std::memcpy(small, header.data(), header.size());
+      if (bytes) std::memcpy(small + header.size(), data, bytes);
+    }
+  }
+
+  void prepare(const Communicator& comm) {
+    const V& v = view;
     const bool direct = pass_directly<MS>(comm);
     if (direct && in_wire_form(v) && host_view_v<V>) {
       header = encode_envelope(envelope_of(v, natural_layout<V>()));
@@ -103,29 +142,95 @@ struct OutgoingView {
     }
   }
 
-  /// count/type/buffer for MPI_Send/MPI_Isend.
-  struct Wire {
-    std::optional<TwoBlockDatatype> two;
-    std::optional<ByteDatatype> one;
-    const void* buffer = MPI_BOTTOM;
-    int count = 1;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-  };
-  Wire wire() const {
-    Wire w;
-    if (packed.data() != nullptr) {
-      w.one.emplace(packed.size());
-      w.buffer = packed.data();
-      w.count = w.one->count();
-      w.type = w.one->type();
+  /// Blocking send of this message.
+  void send_now(const Communicator& comm, int dest, int tag) const {
+    if (small_size) {
+      check_mpi(MPI_Send(small, static_cast<int>(small_size), MPI_BYTE, dest, tag, comm.raw()), "MPI_Send",
+                comm.raw());
+    } else if (sequence >= 0) {
+      check_mpi(MPI_Send(split_header.data(), static_cast<int>(split_header.size()), MPI_BYTE, dest, tag, comm.raw()),
+                "MPI_Send", comm.raw());
+      ByteDatatype type(bytes);
+      check_mpi(MPI_Send(data, type.count(), type.type(), dest, sequence, comm.payload()), "MPI_Send", comm.raw());
+    } else if (packed.data() != nullptr) {
+      ByteDatatype type(packed.size());
+      check_mpi(MPI_Send(packed.data(), type.count(), type.type(), dest, tag, comm.raw()), "MPI_Send", comm.raw());
     } else {
-      w.two.emplace(header.data(), header.size(), data, bytes);
-      w.type = w.two->type();
+      TwoBlockDatatype type(header.data(), header.size(), data, bytes);
+      check_mpi(MPI_Send(MPI_BOTTOM, 1, type.type(), dest, tag, comm.raw()), "MPI_Send", comm.raw());
     }
-    return w;
+  }
+
+  /// Non-blocking send of `self`'s message; the handle keeps `self` alive.
+  static SendHandle start(const Communicator& comm, std::shared_ptr<OutgoingView> self, int dest, int tag) {
+    const OutgoingView& out = *self;
+    if (out.small_size) {
+      return SendHandle::start(comm, self, out.small, static_cast<int>(out.small_size), MPI_BYTE, dest, tag);
+    }
+    if (out.sequence >= 0) {
+      SendHandle handle = SendHandle::start(comm, self, out.split_header.data(),
+                                            static_cast<int>(out.split_header.size()), MPI_BYTE, dest, tag);
+      ByteDatatype type(out.bytes);
+      handle.also_send(comm.payload(), out.data, type.count(), type.type(), dest, out.sequence);
+      return handle;
+    }
+    if (out.packed.data() != nullptr) {
+      ByteDatatype type(out.packed.size());
+      return SendHandle::start(comm, self, out.packed.data(), type.count(), type.type(), dest, tag);
+    }
+    TwoBlockDatatype type(out.header.data(), out.header.size(), out.data, out.bytes);
+    return SendHandle::start(comm, self, MPI_BOTTOM, 1, type.type(), dest, tag);
   }
 };
 
+/// Matches the data message of a split-form View message (envelope `e` from `source`).
+template <class Where>
+Matched match_split_data(const Communicator& comm, int source, const ViewEnvelope& e, const Where& where) {
+  if (comm.payload() == MPI_COMM_NULL) {
+    throw Error(text_of(where) + ": a split View message arrived on a communicator without a payload communicator");
+  }
+  Matched m;
+  MPI_Status status;
+  check_mpi(MPI_Mprobe(source, static_cast<int>(e.sequence), comm.payload(), &m.handle, &status), "MPI_Mprobe",
+            comm.raw());
+  MPI_Count count = 0;
+  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), "MPI_Get_elements_x", comm.raw());
+  m.info = MessageInfo{status.MPI_SOURCE, status.MPI_TAG, static_cast<std::size_t>(count)};
+  return m;
+}
+
+/// Receives a matched message into scratch memory and drops it (after an error: nothing is left behind).
+inline void drain(const Communicator& comm, Matched& m) {
+  ByteBuffer scratch(m.info.size);
+  mrecv_bytes(comm, m, scratch.data());
+}
+
+/// Receives the data message of a split-form View message (envelope `e` from `source`) into v.
+/// On a size or shape mismatch the data message is drained before the error is thrown.
+template <class V, class Where>
+void receive_split_data(const Communicator& comm, int source, const ViewEnvelope& e, const V& v, const Where& where) {
+  using T = value_t<V>;
+  using MS = typename V::memory_space;
+  Matched data = match_split_data(comm, source, e, where);
+  try {
+    if (data.info.size != e.data_bytes()) {
+      throw Error(text_of(where) + ": the data of " + e.describe() + " is " + std::to_string(data.info.size) +
+                  " bytes, expected " + std::to_string(e.data_bytes()));
+    }
+    check_matches(e, v, where);
+  } catch (...) {
+    drain(comm, data);
+    throw;
+  }
+  if (pass_directly<MS>(comm) && in_wire_form(v) && layouts_agree(e, natural_layout<V>())) {
+    mrecv_bytes(comm, data, v.data());
+    return;
+  }
+  Kokkos::View<T*, Kokkos::HostSpace> staging(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"),
+                                              v.size());
+  mrecv_bytes(comm, data, staging.data());
+  copy_from_host(v, staging.data(), e.layout);
+}
 /// GPU-aware path of a receive: the whole message lands in v's memory space, then the envelope is
 /// read and the data copied into v. Written for any memory space (tests run it on host memory).
 template <class V>
@@ -156,6 +261,19 @@ template <class V>
 void receive_into(const Communicator& comm, Matched& matched, const V& v, const char* operation) {
   using T = value_t<V>;
   using MS = typename V::memory_space;
+  if (matched.info.size <= small_message) {
+    // Small: through a stack buffer. Every split-form envelope is small.
+    SmallMessage m;
+    mrecv_bytes(comm, matched, m.message());
+    const ViewEnvelope e = decode_envelope(m.message(), matched.info.size);
+    if (e.sequence >= 0) {
+      receive_split_data(comm, matched.info.source, e, v, context(operation, matched.info, comm));
+      return;
+    }
+    check_matches(e, v, context(operation, matched.info, comm));
+    copy_from_host(v, reinterpret_cast<const T*>(m.payload()), e.layout);
+    return;
+  }
   const std::size_t expected = ViewEnvelope::wire_size + v.size() * sizeof(T);
   const bool direct = pass_directly<MS>(comm);
   if constexpr (host_view_v<V>) {
@@ -192,6 +310,30 @@ template <class V>
 V receive_new(const Communicator& comm, Matched& matched, const std::string& label, const char* operation) {
   using T = value_t<V>;
   const std::size_t size = matched.info.size;
+  if (size <= small_message) {
+    SmallMessage m;
+    mrecv_bytes(comm, matched, m.message());
+    const ViewEnvelope e = decode_envelope(m.message(), size);
+    const auto where = context(operation, matched.info, comm);
+    if (e.sequence >= 0) {
+      // Allocate from the envelope, then the data lands in place.
+      V v;
+      try {
+        check_allocatable<V>(e, where);
+        v = allocate_like<V>(e, label);
+      } catch (...) {
+        Matched data = match_split_data(comm, matched.info.source, e, where);
+        drain(comm, data);
+        throw;
+      }
+      receive_split_data(comm, matched.info.source, e, v, where);
+      return v;
+    }
+    check_allocatable<V>(e, where);
+    V v = allocate_like<V>(e, label);
+    copy_from_host(v, reinterpret_cast<const T*>(m.payload()), e.layout);
+    return v;
+  }
   if constexpr (host_view_v<V> && rank_v<V> <= 1 && V::rank_dynamic == rank_v<V>) {
     // Rank 0 and 1: the shape follows from the size, so the data can land in place.
     if (pass_directly<typename V::memory_space>(comm) && size >= ViewEnvelope::wire_size &&
@@ -223,9 +365,8 @@ void send_view(const Communicator& comm, const V& v, int dest, int tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::send_view needs a Kokkos::View");
   check_rank(comm, dest, "baton::send_view");
   check_tag(comm, tag, "baton::send_view");
-  detail::OutgoingView<V> out(comm, v);
-  auto wire = out.wire();
-  check_mpi(MPI_Send(wire.buffer, wire.count, wire.type, dest, tag, comm.raw()), "MPI_Send", comm.raw());
+  detail::OutgoingView<V> out(comm, v, dest);
+  out.send_now(comm, dest, tag);
 }
 
 /// Non-blocking send_view. The handle keeps the View (and any staging buffer) alive until the send
@@ -235,9 +376,7 @@ SendHandle isend_view(const Communicator& comm, const V& v, int dest, int tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::isend_view needs a Kokkos::View");
   check_rank(comm, dest, "baton::isend_view");
   check_tag(comm, tag, "baton::isend_view");
-  auto out = std::make_shared<detail::OutgoingView<V>>(comm, v);
-  auto wire = out->wire();
-  return SendHandle::start(comm, out, wire.buffer, wire.count, wire.type, dest, tag);
+  return detail::OutgoingView<V>::start(comm, std::make_shared<detail::OutgoingView<V>>(comm, v, dest), dest, tag);
 }
 
 /// Receives a View message into v, which must have the sent value type, rank and extents (layout

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -127,9 +128,23 @@ void copy_view(const Dst& dst, const Src& src) {
   }
 }
 
+/// True when v's memory holds exactly the wire data in `layout`, in host memory: a plain memcpy.
+template <class V>
+bool plain_host_copy(const V& v, WireLayout layout) {
+  if constexpr (host_view_v<V>) {
+    return in_wire_form(v) && layouts_agree(envelope_of(v, layout), natural_layout<V>());
+  } else {
+    return false;
+  }
+}
+
 /// Writes v's elements, contiguous in `layout`, to host memory at `out` (v.size() elements).
 template <class V>
 void copy_to_host(const V& v, value_t<V>* out, WireLayout layout) {
+  if (plain_host_copy(v, layout)) {
+    if (v.size()) std::memcpy(out, v.data(), v.size() * sizeof(value_t<V>));
+    return;
+  }
   if (layout == WireLayout::left) {
     copy_view(unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(out, v), v);
   } else {
@@ -140,6 +155,10 @@ void copy_to_host(const V& v, value_t<V>* out, WireLayout layout) {
 /// Fills v from host memory holding its elements contiguous in `layout`.
 template <class V>
 void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
+  if (plain_host_copy(v, layout)) {
+    if (v.size()) std::memcpy(v.data(), in, v.size() * sizeof(value_t<V>));
+    return;
+  }
   auto* data = const_cast<value_t<V>*>(in);  // read only; Kokkos' unmanaged Views want non-const here
   if (layout == WireLayout::left) {
     copy_view(v, unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(data, v));
@@ -148,25 +167,35 @@ void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
   }
 }
 
+/// Error context, built only when an error is thrown: a string, or a callable returning one.
+template <class Where>
+std::string text_of(const Where& where) {
+  if constexpr (std::is_invocable_v<const Where&>) {
+    return where();
+  } else {
+    return std::string(where);
+  }
+}
+
 /// Throws baton::Error unless the envelope matches View v's value type, rank and extents.
-template <class V>
-void check_matches(const ViewEnvelope& e, const V& v, const std::string& context) {
+template <class V, class Where>
+void check_matches(const ViewEnvelope& e, const V& v, const Where& where) {
   bool same = e.value_type == value_type_of<value_t<V>>() && e.rank == rank_v<V>;
   for (int d = 0; same && d < rank_v<V>; ++d) same = e.extents[d] == v.extent(d);
   if (!same) {
-    throw Error(context + ": the message is " + e.describe() + ", the View is " + describe_view(v) +
+    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View is " + describe_view(v) +
                 "; the message was consumed");
   }
 }
 
 /// Throws baton::Error unless the envelope can fill a View of type V (type, rank, static extents).
-template <class V>
-void check_allocatable(const ViewEnvelope& e, const std::string& context) {
+template <class V, class Where>
+void check_allocatable(const ViewEnvelope& e, const Where& where) {
   bool ok = e.value_type == value_type_of<value_t<V>>() && e.rank == rank_v<V>;
   for (int d = V::rank_dynamic; ok && d < rank_v<V>; ++d) ok = e.extents[d] == V::static_extent(d);
   if (!ok) {
     std::string want = std::string(to_string(value_type_of<value_t<V>>())) + " of rank " + std::to_string(rank_v<V>);
-    throw Error(context + ": the message is " + e.describe() + ", the View type wants " + want +
+    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View type wants " + want +
                 "; the message was consumed");
   }
 }

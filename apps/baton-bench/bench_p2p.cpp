@@ -54,6 +54,29 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
       }
     };
     print(comm, settings, compare(comm, settings, "pingpong_bytes", bytes, baton_bytes, mpi_bytes, 2));
+    // The same protocol in raw MPI (matched probe, size, allocate, matched receive): what the
+    // receiver of a message of unknown size pays before Baton adds anything.
+    auto mpi_mprobe = [&] {
+      const auto receive = [&](int source) {
+        MPI_Message message;
+        MPI_Status status;
+        baton::check_mpi(MPI_Mprobe(source, 1, raw, &message, &status), "MPI_Mprobe", raw);
+        MPI_Count count = 0;
+        baton::check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), "MPI_Get_elements_x", raw);
+        baton::ByteBuffer buffer(static_cast<std::size_t>(count));
+        baton::check_mpi(MPI_Mrecv(buffer.data(), static_cast<int>(count), MPI_BYTE, &message, MPI_STATUS_IGNORE),
+                         "MPI_Mrecv", raw);
+        return buffer;
+      };
+      if (me == 0) {
+        raw_send(out.data(), bytes, 1, raw);
+        receive(1);
+      } else if (me == 1) {
+        baton::ByteBuffer got = receive(0);
+        raw_send(got.data(), bytes, 0, raw);
+      }
+    };
+    print(comm, settings, compare(comm, settings, "pingpong_bytes_vs_mprobe", bytes, baton_bytes, mpi_mprobe, 2));
 
     // Views of doubles: into a preallocated View, and allocating on receive.
     const std::size_t n = std::max<std::size_t>(bytes / sizeof(double), 1);

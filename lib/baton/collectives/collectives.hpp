@@ -60,13 +60,14 @@ void agree(const Communicator& comm, const ShapeSignature& mine, const char* ope
 /// Validates one rank's own arguments. With collective checks on, the problem is shared through
 /// agree() so every rank throws; with them off, this rank throws alone (the others are then left in
 /// the collective: that is the price of unchecked mode).
-inline void agree_or_throw(const Communicator& comm, const ShapeSignature& mine, const char* operation,
-                           bool ok, const std::string& what) {
-  const std::string problem = ok ? std::string() : what;
+/// `what` is a callable returning the problem's text; it is only called when `ok` is false.
+template <class What>
+void agree_or_throw(const Communicator& comm, const ShapeSignature& mine, const char* operation, bool ok,
+                    const What& what) {
   if (comm.collective_checks()) {
-    agree(comm, mine, operation, problem);
+    agree(comm, mine, operation, ok ? std::string() : what());
   } else if (!ok) {
-    throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) + ")");
+    throw Error(std::string(operation) + ": " + what() + " (on rank " + std::to_string(comm.rank()) + ")");
   }
 }
 
@@ -102,10 +103,11 @@ template <class V>
 class MpiBuffer {
  public:
   using T = value_t<V>;
+  /// `v` must outlive the buffer.
   MpiBuffer(const Communicator& comm, const V& v, bool read) : view_(v) {
-    typename V::execution_space().fence();
+    if (read) typename V::execution_space().fence();  // kernels that wrote v are done
     direct_ = pass_directly<typename V::memory_space>(comm) && in_wire_form(v) &&
-              layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right);
+              (natural_layout<V>() == WireLayout::right || layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right));
     if (direct_) {
       data_ = const_cast<T*>(v.data());
       return;
@@ -123,7 +125,7 @@ class MpiBuffer {
   }
 
  private:
-  V view_;
+  const V& view_;
   Kokkos::View<T*, Kokkos::HostSpace> staging_;
   T* data_ = nullptr;
   bool direct_ = false;
@@ -171,8 +173,9 @@ void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp
   constexpr const char* op_name = "baton::all_reduce";
   bool same = detail::rank_v<S> == detail::rank_v<R>;
   for (int d = 0; same && d < detail::rank_v<S>; ++d) same = send.extent(d) == recv.extent(d);
-  detail::agree_or_throw(comm, detail::signature_of(send), op_name, same,
-                         "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) + " differ");
+  detail::agree_or_throw(comm, detail::signature_of(send), op_name, same, [&] {
+    return "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) + " differ";
+  });
   const int count = detail::checked_count(send.size(), comm, op_name);
   detail::MpiBuffer<S> in(comm, send, true);
   detail::MpiBuffer<R> out(comm, recv, false);
@@ -230,9 +233,10 @@ void all_gather(const Communicator& comm, const S& send, const R& recv) {
   constexpr const char* op_name = "baton::all_gather";
   const std::size_t rows = detail::rows_of(send);
   bool fits = detail::rows_of(recv) == rows * comm.size() && recv.size() == send.size() * comm.size();
-  detail::agree_or_throw(comm, detail::signature_of(send), op_name, fits,
-                         "recv " + detail::describe_view(recv) + " cannot hold " + std::to_string(comm.size()) +
-                             " x send " + detail::describe_view(send));
+  detail::agree_or_throw(comm, detail::signature_of(send), op_name, fits, [&] {
+    return "recv " + detail::describe_view(recv) + " cannot hold " + std::to_string(comm.size()) + " x send " +
+           detail::describe_view(send);
+  });
   const int count = detail::checked_count(send.size(), comm, op_name);
   detail::MpiBuffer<S> in(comm, send, true);
   detail::MpiBuffer<R> out(comm, recv, false);
@@ -309,9 +313,9 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter splits rows: use rank >= 1");
   constexpr const char* op_name = "baton::reduce_scatter";
   const std::size_t rows = send.extent(0);
-  detail::agree_or_throw(comm, detail::signature_of(send), op_name, rows % comm.size() == 0,
-                         std::to_string(rows) + " rows do not split evenly over " + std::to_string(comm.size()) +
-                             " ranks");
+  detail::agree_or_throw(comm, detail::signature_of(send), op_name, rows % comm.size() == 0, [&] {
+    return std::to_string(rows) + " rows do not split evenly over " + std::to_string(comm.size()) + " ranks";
+  });
   auto result = detail::allocate_rows(send, rows / comm.size(), "baton::reduce_scatter");
   const int count = detail::checked_count(result.size(), comm, op_name);
   detail::MpiBuffer<V> in(comm, send, true);
@@ -337,10 +341,10 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send, 
     hash = (hash ^ static_cast<std::int64_t>(r)) * 1099511628211LL;
   }
   const bool ok = rows_per_rank.size() == static_cast<std::size_t>(comm.size()) && total == send.extent(0);
-  detail::agree_or_throw(comm, detail::signature_of(send, hash), op_name, ok,
-                         std::to_string(rows_per_rank.size()) + " row counts adding up to " + std::to_string(total) +
-                             " for " + std::to_string(comm.size()) + " ranks and " +
-                             std::to_string(send.extent(0)) + " rows");
+  detail::agree_or_throw(comm, detail::signature_of(send, hash), op_name, ok, [&] {
+    return std::to_string(rows_per_rank.size()) + " row counts adding up to " + std::to_string(total) + " for " +
+           std::to_string(comm.size()) + " ranks and " + std::to_string(send.extent(0)) + " rows";
+  });
   const std::size_t per_row = detail::row_elements(send);
   std::vector<int> counts(rows_per_rank.size());
   for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = detail::checked_count(rows_per_rank[r] * per_row, comm, op_name);

@@ -14,18 +14,21 @@ namespace bench {
 namespace {
 
 void raw_send(const void* data, std::size_t bytes, int dest, MPI_Comm comm) {
-  baton::check_mpi(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, 1, comm), "MPI_Send", comm);
+  baton::check_mpi(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, 1, comm), "MPI_Send",
+                   comm);
 }
 void raw_recv(void* data, std::size_t bytes, int source, MPI_Comm comm) {
-  baton::check_mpi(MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, source, 1, comm, MPI_STATUS_IGNORE), "MPI_Recv",
-                   comm);
+  baton::check_mpi(
+      MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, source, 1, comm, MPI_STATUS_IGNORE),
+      "MPI_Recv", comm);
 }
 
 }  // namespace
 
 void run_p2p(const baton::Communicator& comm, const Settings& settings) {
   if (comm.size() < 2) {
-    if (comm.rank() == 0) std::printf("p2p: needs at least 2 ranks (ranks 0 and 1 ping-pong)\n");
+    if (comm.rank() == 0)
+      std::printf("p2p: needs at least 2 ranks (ranks 0 and 1 ping-pong)\n");
     return;
   }
   const int me = comm.rank();
@@ -53,7 +56,8 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
         raw_send(in.data(), bytes, 0, raw);
       }
     };
-    print(comm, settings, compare(comm, settings, "pingpong_bytes", bytes, baton_bytes, mpi_bytes, 2));
+    print(comm, settings,
+          compare(comm, settings, "pingpong_bytes", bytes, baton_bytes, mpi_bytes, 2));
     // The same protocol in raw MPI (matched probe, size, allocate, matched receive): what the
     // receiver of a message of unknown size pays before Baton adds anything.
     auto mpi_mprobe = [&] {
@@ -64,7 +68,8 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
         MPI_Count count = 0;
         baton::check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), "MPI_Get_elements_x", raw);
         baton::ByteBuffer buffer(static_cast<std::size_t>(count));
-        baton::check_mpi(MPI_Mrecv(buffer.data(), static_cast<int>(count), MPI_BYTE, &message, MPI_STATUS_IGNORE),
+        baton::check_mpi(MPI_Mrecv(buffer.data(), static_cast<int>(count), MPI_BYTE, &message,
+                                   MPI_STATUS_IGNORE),
                          "MPI_Mrecv", raw);
         return buffer;
       };
@@ -76,7 +81,8 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
         raw_send(got.data(), bytes, 0, raw);
       }
     };
-    print(comm, settings, compare(comm, settings, "pingpong_bytes_vs_mprobe", bytes, baton_bytes, mpi_mprobe, 2));
+    print(comm, settings,
+          compare(comm, settings, "pingpong_bytes_vs_mprobe", bytes, baton_bytes, mpi_mprobe, 2));
 
     // Views of doubles: into a preallocated View, and allocating on receive.
     const std::size_t n = std::max<std::size_t>(bytes / sizeof(double), 1);
@@ -100,7 +106,9 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
         raw_send(b.data(), n * sizeof(double), 0, raw);
       }
     };
-    print(comm, settings, compare(comm, settings, "pingpong_view_recv_into", n * sizeof(double), baton_into, mpi_view, 2));
+    print(comm, settings,
+          compare(comm, settings, "pingpong_view_recv_into", n * sizeof(double), baton_into,
+                  mpi_view, 2));
     auto baton_alloc = [&] {
       if (me == 0) {
         baton::send_view(comm, a, 1, 1);
@@ -110,17 +118,21 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
         baton::send_view(comm, got, 0, 1);
       }
     };
-    print(comm, settings, compare(comm, settings, "pingpong_view_recv_view", n * sizeof(double), baton_alloc, mpi_view, 2));
+    print(comm, settings,
+          compare(comm, settings, "pingpong_view_recv_view", n * sizeof(double), baton_alloc,
+                  mpi_view, 2));
   }
 
   // Fan-in: every other rank sends one message per iteration to rank 0, which receives any-source.
   for (std::size_t bytes : {std::size_t(8), std::size_t(64) << 10}) {
-    if (bytes > settings.max_bytes || bytes < settings.min_bytes) continue;
+    if (bytes > settings.max_bytes || bytes < settings.min_bytes)
+      continue;
     baton::ByteBuffer out(bytes), in(bytes);
     const int senders = comm.size() - 1;
     auto baton_fan = [&] {
       if (me == 0) {
-        for (int s = 0; s < senders; ++s) baton::recv(comm, baton::any_source, 2);
+        for (int s = 0; s < senders; ++s)
+          baton::recv(comm, baton::any_source, 2);
       } else {
         baton::send(comm, out, 0, 2);
       }
@@ -128,12 +140,13 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
     auto mpi_fan = [&] {
       if (me == 0) {
         for (int s = 0; s < senders; ++s) {
-          baton::check_mpi(MPI_Recv(in.data(), static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, 2, raw,
-                                    MPI_STATUS_IGNORE),
+          baton::check_mpi(MPI_Recv(in.data(), static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, 2,
+                                    raw, MPI_STATUS_IGNORE),
                            "MPI_Recv", raw);
         }
       } else {
-        baton::check_mpi(MPI_Send(out.data(), static_cast<int>(bytes), MPI_BYTE, 0, 2, raw), "MPI_Send", raw);
+        baton::check_mpi(MPI_Send(out.data(), static_cast<int>(bytes), MPI_BYTE, 0, 2, raw),
+                         "MPI_Send", raw);
       }
     };
     print(comm, settings, compare(comm, settings, "fan_in_any_source", bytes, baton_fan, mpi_fan));

@@ -17,16 +17,25 @@ int main(int argc, char** argv) {
   options.add_options()("help,h", "print this help")(
       "what", po::value<std::string>(&what)->default_value("all"), "p2p, collectives or all")(
       "json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")(
-      "repeats", po::value<int>(&settings.repeats)->default_value(settings.repeats), "median over this many repeats")(
-      "seconds", po::value<double>(&settings.seconds_per_repeat)->default_value(settings.seconds_per_repeat),
+      "repeats", po::value<int>(&settings.repeats)->default_value(settings.repeats),
+      "median over this many repeats")(
+      "seconds",
+      po::value<double>(&settings.seconds_per_repeat)->default_value(settings.seconds_per_repeat),
       "target duration of one repeat")(
-      "min-bytes", po::value<std::size_t>(&settings.min_bytes)->default_value(settings.min_bytes), "smallest message")(
-      "max-bytes", po::value<std::size_t>(&settings.max_bytes)->default_value(settings.max_bytes), "largest message");
+      "min-bytes", po::value<std::size_t>(&settings.min_bytes)->default_value(settings.min_bytes),
+      "smallest message")(
+      "max-bytes", po::value<std::size_t>(&settings.max_bytes)->default_value(settings.max_bytes),
+      "largest message");
   po::positional_options_description positional;
   positional.add("what", 1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).allow_unregistered().run(), vm);
+    po::store(po::command_line_parser(argc, argv)
+                  .options(options)
+                  .positional(positional)
+                  .allow_unregistered()
+                  .run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "baton-bench: " << e.what() << '\n' << options;
@@ -40,7 +49,8 @@ int main(int argc, char** argv) {
     std::cerr << "baton-bench: unknown benchmark '" << what << "' (p2p, collectives or all)\n";
     return 2;
   }
-  if (settings.repeats < 1 || settings.seconds_per_repeat <= 0 || settings.min_bytes > settings.max_bytes) {
+  if (settings.repeats < 1 || settings.seconds_per_repeat <= 0 ||
+      settings.min_bytes > settings.max_bytes) {
     std::cerr << "baton-bench: --repeats >= 1, --seconds > 0 and --min-bytes <= --max-bytes\n";
     return 2;
   }
@@ -48,8 +58,10 @@ int main(int argc, char** argv) {
     baton::Runtime runtime(argc, argv);
     const baton::Communicator& world = runtime.world();
     bench::print_header(world, settings);
-    if (what == "p2p" || what == "all") bench::run_p2p(world, settings);
-    if (what == "collectives" || what == "all") bench::run_collectives(world, settings);
+    if (what == "p2p" || what == "all")
+      bench::run_p2p(world, settings);
+    if (what == "collectives" || what == "all")
+      bench::run_collectives(world, settings);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "baton-bench: " << e.what() << '\n';

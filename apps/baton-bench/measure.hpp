@@ -9,7 +9,7 @@
 namespace bench {
 
 struct Settings {
-  int repeats = 7;               // medians over this many repeats
+  int repeats = 7;                   // medians over this many repeats
   double seconds_per_repeat = 0.01;  // iterations per repeat are sized to take about this long
   std::size_t min_bytes = 8;
   std::size_t max_bytes = std::size_t(16) << 20;
@@ -26,19 +26,23 @@ struct Row {
 
 /// Runs `iteration` (one unit of work on every rank) `count` times; returns seconds per iteration,
 /// max over ranks.
-double time_per_iteration(const baton::Communicator& comm, int count, const std::function<void()>& iteration);
+double time_per_iteration(const baton::Communicator& comm, int count,
+                          const std::function<void()>& iteration);
 
-/// Warm-up, then `settings.repeats` alternating repeats of baton and raw MPI; medians in microseconds.
-/// `scale` divides the per-iteration time (2 for a ping-pong, to report one-way latency).
-Row compare(const baton::Communicator& comm, const Settings& settings, const std::string& op, std::size_t bytes,
-            const std::function<void()>& baton_iteration, const std::function<void()>& mpi_iteration, double scale = 1);
+/// Warm-up, then `settings.repeats` alternating repeats of baton and raw MPI; medians in
+/// microseconds. `scale` divides the per-iteration time (2 for a ping-pong, to report one-way
+/// latency).
+Row compare(const baton::Communicator& comm, const Settings& settings, const std::string& op,
+            std::size_t bytes, const std::function<void()>& baton_iteration,
+            const std::function<void()>& mpi_iteration, double scale = 1);
 
 /// Prints the table header (text mode) on rank 0.
 void print_header(const baton::Communicator& comm, const Settings& settings);
 /// Prints one row on rank 0 (text or JSON line).
 void print(const baton::Communicator& comm, const Settings& settings, const Row& row);
 
-/// 8, 64, 512, ... up to max_bytes (times 8), plus 64 KiB and 1 MiB so the targets' sizes are there.
+/// 8, 64, 512, ... up to max_bytes (times 8), plus 64 KiB and 1 MiB so the targets' sizes are
+/// there.
 std::vector<std::size_t> sizes(const Settings& settings);
 
 void run_p2p(const baton::Communicator& comm, const Settings& settings);

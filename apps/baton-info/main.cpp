@@ -37,14 +37,16 @@ int run(const baton::Runtime& runtime) {
   baton::check_mpi(MPI_Get_processor_name(mine.host, &host_length), "MPI_Get_processor_name");
 
   std::vector<RankInfo> all(world.rank() == 0 ? world.size() : 0);
-  baton::check_mpi(MPI_Gather(&mine, sizeof(RankInfo), MPI_BYTE, all.data(), sizeof(RankInfo), MPI_BYTE,
-                              0, world.raw()),
+  baton::check_mpi(MPI_Gather(&mine, sizeof(RankInfo), MPI_BYTE, all.data(), sizeof(RankInfo),
+                              MPI_BYTE, 0, world.raw()),
                    "MPI_Gather", world.raw());
   const baton::GpuAwareness gpu = baton::gpu_aware_mpi();
-  if (world.rank() != 0) return 0;
+  if (world.rank() != 0)
+    return 0;
 
   int nodes = 0;
-  for (const RankInfo& r : all) nodes += r.node_rank == 0 ? 1 : 0;
+  for (const RankInfo& r : all)
+    nodes += r.node_rank == 0 ? 1 : 0;
   const std::string backend = baton::kokkos_device_backend();
   std::printf("Baton %s on %d rank%s, %d node%s\n", BATON_VERSION_STRING, world.size(),
               world.size() == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
   }
   try {
     baton::RuntimeOptions runtime_options;
-    runtime_options.thread_level = baton::parse_thread_level(vm["thread-level"].as<std::string>().c_str());
+    runtime_options.thread_level =
+        baton::parse_thread_level(vm["thread-level"].as<std::string>().c_str());
     baton::Runtime runtime(argc, argv, runtime_options);
     return run(runtime);
   } catch (const std::exception& e) {

@@ -42,19 +42,22 @@ int main(int argc, char** argv) {
 
     // A broadcast from the last rank.
     std::vector<std::string> names;
-    if (world.rank() == world.size() - 1) names = {"alpha", "beta"};
+    if (world.rank() == world.size() - 1)
+      names = {"alpha", "beta"};
     baton::broadcast_object(world, names, world.size() - 1);
 
     // A mismatch is an error, and the message is gone: the channel goes on.
-    baton::send_object(world, 42, world.rank(), /*tag=*/2);        // an int, 4 bytes
-    baton::send_object(world, 2.5, world.rank(), 2);               // a double, 8 bytes
+    baton::send_object(world, 42, world.rank(), /*tag=*/2);  // an int, 4 bytes
+    baton::send_object(world, 2.5, world.rank(), 2);         // a double, 8 bytes
     try {
-      (void)baton::recv_object<double>(world, world.rank(), 2);     // gets the int: throws
+      (void)baton::recv_object<double>(world, world.rank(), 2);  // gets the int: throws
     } catch (const baton::Error& e) {
-      if (world.rank() == 0) std::printf("caught: %s\n", e.what());
+      if (world.rank() == 0)
+        std::printf("caught: %s\n", e.what());
     }
     const double d = baton::recv_object<double>(world, world.rank(), 2);
-    if (world.rank() == 0) std::printf("%zu names, then %.1f\n", names.size(), d);
+    if (world.rank() == 0)
+      std::printf("%zu names, then %.1f\n", names.size(), d);
     return 0;
   } catch (const baton::Error& e) {
     std::fprintf(stderr, "objects_tour: %s\n", e.what());

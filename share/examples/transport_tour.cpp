@@ -23,16 +23,19 @@ int main(int argc, char** argv) {
       Kokkos::View<double**, Kokkos::LayoutLeft> grid("grid", 3, 4);
       Kokkos::parallel_for(
           "fill", Kokkos::RangePolicy<>(0, 3), KOKKOS_LAMBDA(int i) {
-            for (int j = 0; j < 4; ++j) grid(i, j) = 10.0 * i + j;
+            for (int j = 0; j < 4; ++j)
+              grid(i, j) = 10.0 * i + j;
           });
       baton::SendHandle handle = baton::isend_view(world, grid, 1, /*tag=*/2);
       handle.wait();  // the handle kept `grid` alive until MPI was done with it
     } else if (me == 1) {
       baton::Message message = baton::recv(world, baton::any_source, 1);
       std::printf("rank 1 got %zu bytes from rank %d: %.*s\n", message.bytes.size(), message.source,
-                  static_cast<int>(message.bytes.size()), reinterpret_cast<const char*>(message.bytes.data()));
+                  static_cast<int>(message.bytes.size()),
+                  reinterpret_cast<const char*>(message.bytes.data()));
       auto grid = baton::recv_view<Kokkos::View<double**>>(world, 0, 2);
-      std::printf("rank 1 got a %zux%zu View, grid(2,3) = %.1f\n", grid.extent(0), grid.extent(1), grid(2, 3));
+      std::printf("rank 1 got a %zux%zu View, grid(2,3) = %.1f\n", grid.extent(0), grid.extent(1),
+                  grid(2, 3));
       // Nothing is sent on tag 3: the receive gives up after 100 ms with a clear error.
       try {
         baton::recv(world, 0, 3, std::chrono::milliseconds(100));

@@ -15,10 +15,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const baton::ViewEnvelope envelope =
         baton::decode_envelope(reinterpret_cast<const std::byte*>(data), size);
     // Accepted input must be self-consistent and re-encode to the same bytes.
-    if (envelope.data_bytes() != size - baton::ViewEnvelope::wire_size) std::abort();
+    if (envelope.data_bytes() != size - baton::ViewEnvelope::wire_size)
+      std::abort();
     const auto again = baton::encode_envelope(envelope);
     for (std::size_t i = 0; i < again.size(); ++i) {
-      if (again[i] != static_cast<std::byte>(data[i])) std::abort();
+      if (again[i] != static_cast<std::byte>(data[i]))
+        std::abort();
     }
   } catch (const baton::Error&) {
     // rejected with a reason: fine

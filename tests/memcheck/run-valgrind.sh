@@ -7,7 +7,7 @@ build=${1:?build dir}
 mpiexec=${2:?mpiexec}
 shift 2
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(test_communicator test_errors test_runtime)
+[ ${#tests[@]} -gt 0 ] || tests=(test_communicator test_errors test_runtime test_bytes test_views test_collectives test_bundles test_objects)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 flags=()
 "$mpiexec" --version 2>&1 | grep -q "Open MPI" && flags=(--oversubscribe)

@@ -15,7 +15,8 @@ char** saved_argv = nullptr;
 TEST_CASE("Runtime over an MPI and Kokkos the program started leaves both running") {
   {
     // MPI_Init provides at least MPI_THREAD_SINGLE; ask for no more than that.
-    baton::Runtime runtime(saved_argc, saved_argv, baton::RuntimeOptions{baton::ThreadLevel::single});
+    baton::Runtime runtime(saved_argc, saved_argv,
+                           baton::RuntimeOptions{baton::ThreadLevel::single});
     CHECK_FALSE(runtime.started_mpi());
     CHECK_FALSE(runtime.started_kokkos());
     CHECK(runtime.world().size() == baton::test::world().size());
@@ -28,7 +29,8 @@ TEST_CASE("Runtime over an MPI and Kokkos the program started leaves both runnin
 }
 
 int main(int argc, char** argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 2;
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+    return 2;
   Kokkos::initialize(argc, argv);
   saved_argc = argc;
   saved_argv = argv;

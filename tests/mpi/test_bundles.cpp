@@ -16,7 +16,8 @@ baton::ViewBundle sample(int who) {
   auto hi = Kokkos::create_mirror_view(ids);
   for (int i = 0; i < 4; ++i) {
     hi(i) = who * 10 + i;
-    for (int d = 0; d < 3; ++d) hp(i, d) = who + 0.1 * i + 0.01 * d;
+    for (int d = 0; d < 3; ++d)
+      hp(i, d) = who + 0.1 * i + 0.01 * d;
   }
   Kokkos::deep_copy(positions, hp);
   Kokkos::deep_copy(ids, hi);
@@ -39,7 +40,8 @@ int count_wrong(const baton::ViewBundle& bundle, int who) {
   wrong += positions.extent(0) != 4 || positions.extent(1) != 3;
   for (int i = 0; i < 4; ++i) {
     wrong += hi(i) != who * 10 + i;
-    for (int d = 0; d < 3; ++d) wrong += hp(i, d) != who + 0.1 * i + 0.01 * d;
+    for (int d = 0; d < 3; ++d)
+      wrong += hp(i, d) != who + 0.1 * i + 0.01 * d;
   }
   wrong += he() != -1.5f * who;
   return wrong;
@@ -65,19 +67,22 @@ TEST_CASE("a bundle of named Views travels as one message and the receiver alloc
 TEST_CASE("broadcast_bundle gives every rank root's bundle") {
   baton::Communicator comm = baton::test::world().duplicate();
   const int root = comm.size() - 1;
-  baton::ViewBundle got = baton::broadcast_bundle(comm, comm.rank() == root ? sample(root) : baton::ViewBundle(), root);
+  baton::ViewBundle got =
+      baton::broadcast_bundle(comm, comm.rank() == root ? sample(root) : baton::ViewBundle(), root);
   CHECK(count_wrong(got, root) == 0);
 }
 
 TEST_CASE("bundle errors name the entry, and a bad message does not swallow the next") {
   baton::Communicator comm = baton::test::world().duplicate();
   baton::ViewBundle bundle = sample(1);
-  CHECK_THROWS_WITH_AS(bundle.get<Kokkos::View<double**>>("velocities"),
-                       doctest::Contains("no entry named 'velocities' (entries: 'positions', 'ids', 'energy')"),
-                       baton::Error);
-  CHECK_THROWS_WITH_AS(bundle.get<Kokkos::View<double*>>("ids"),
-                       doctest::Contains("the message is int32[4] (right), the View type wants float64 of rank 1"),
-                       baton::Error);
+  CHECK_THROWS_WITH_AS(
+      bundle.get<Kokkos::View<double**>>("velocities"),
+      doctest::Contains("no entry named 'velocities' (entries: 'positions', 'ids', 'energy')"),
+      baton::Error);
+  CHECK_THROWS_WITH_AS(
+      bundle.get<Kokkos::View<double*>>("ids"),
+      doctest::Contains("the message is int32[4] (right), the View type wants float64 of rank 1"),
+      baton::Error);
   bundle.add("ids", Kokkos::View<std::int32_t*>("ids", 2));  // replaces, keeps the order
   CHECK(bundle.at("ids").envelope.extents[0] == 2);
   CHECK(bundle.names().size() == 3);
@@ -85,7 +90,8 @@ TEST_CASE("bundle errors name the entry, and a bad message does not swallow the 
   const int me = comm.rank();
   baton::send(comm, std::vector<std::byte>(20, std::byte{7}), me, 2);
   baton::send_bundle(comm, sample(me), me, 2);
-  CHECK_THROWS_WITH_AS(baton::recv_bundle(comm, me, 2), doctest::Contains("no BTNB magic"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::recv_bundle(comm, me, 2), doctest::Contains("no BTNB magic"),
+                       baton::Error);
   CHECK(count_wrong(baton::recv_bundle(comm, me, 2), me) == 0);
 }
 

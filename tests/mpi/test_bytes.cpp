@@ -15,7 +15,8 @@ namespace {
 
 std::vector<std::byte> pattern(std::size_t size, unsigned seed) {
   std::vector<std::byte> bytes(size);
-  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>((i * 131u + seed * 17u) & 0xffu);
+  for (std::size_t i = 0; i < size; ++i)
+    bytes[i] = static_cast<std::byte>((i * 131u + seed * 17u) & 0xffu);
   return bytes;
 }
 
@@ -65,13 +66,17 @@ TEST_CASE("bad ranks and tags are errors that name them, before any MPI call") {
   baton::Communicator comm = baton::test::world().duplicate();
   const std::vector<std::byte> bytes(4);
   const std::string size = std::to_string(comm.size());
-  CHECK_THROWS_WITH_AS(baton::send(comm, bytes, comm.size(), 0),
-                       doctest::Contains(("rank " + size + " is out of range for a communicator of " + size).c_str()),
+  CHECK_THROWS_WITH_AS(
+      baton::send(comm, bytes, comm.size(), 0),
+      doctest::Contains(
+          ("rank " + size + " is out of range for a communicator of " + size).c_str()),
+      baton::Error);
+  CHECK_THROWS_WITH_AS(baton::send(comm, bytes, 0, -1), doctest::Contains("tag -1 is outside 0.."),
                        baton::Error);
-  CHECK_THROWS_WITH_AS(baton::send(comm, bytes, 0, -1), doctest::Contains("tag -1 is outside 0.."), baton::Error);
   CHECK_THROWS_WITH_AS(baton::send(comm, bytes, 0, comm.tag_ub() + 1 < 0 ? -2 : comm.tag_ub() + 1),
                        doctest::Contains("(MPI_TAG_UB)"), baton::Error);
-  CHECK_THROWS_WITH_AS(baton::recv(comm, -7, 0), doctest::Contains("rank -7 is out of range"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::recv(comm, -7, 0), doctest::Contains("rank -7 is out of range"),
+                       baton::Error);
   CHECK_THROWS_AS(baton::isend(comm, std::vector<std::byte>(3), -1, 0), baton::Error);
   CHECK_THROWS_AS(baton::probe(comm, 0, -3), baton::Error);
   // A rejected call leaves nothing behind: the channel still works.
@@ -84,11 +89,13 @@ TEST_CASE("a receive with a deadline throws naming source and tag, and loses not
   const auto t0 = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH_AS(baton::recv(comm, comm.rank(), 77, std::chrono::milliseconds(50)),
                        doctest::Contains(("no message from source " + std::to_string(comm.rank()) +
-                                          " with tag 77 within 0.050 s").c_str()),
+                                          " with tag 77 within 0.050 s")
+                                             .c_str()),
                        baton::Error);
   CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(50));
-  CHECK_THROWS_WITH_AS(baton::recv(comm, baton::any_source, baton::any_tag, std::chrono::milliseconds(1)),
-                       doctest::Contains("no message from any source with any tag"), baton::Error);
+  CHECK_THROWS_WITH_AS(
+      baton::recv(comm, baton::any_source, baton::any_tag, std::chrono::milliseconds(1)),
+      doctest::Contains("no message from any source with any tag"), baton::Error);
   // The message that comes later is received normally.
   auto late = baton::isend(comm, pattern(5, 7), comm.rank(), 77);
   baton::Message message = baton::recv(comm, comm.rank(), 77, std::chrono::seconds(10));
@@ -126,7 +133,8 @@ TEST_CASE("a send handle owns its buffer and its destructor waits") {
 
 TEST_CASE("fan-in: 3 senders x 10^4 random-size messages to one any-source receiver") {
   baton::Communicator comm = baton::test::world().duplicate();
-  if (comm.size() < 2) return;
+  if (comm.size() < 2)
+    return;
   const int senders = std::min(comm.size() - 1, 3);
   constexpr int per_sender = 10000;
   const auto size_of = [](int sender, int seq) {
@@ -136,9 +144,11 @@ TEST_CASE("fan-in: 3 senders x 10^4 random-size messages to one any-source recei
   };
   const auto body = [](int sender, int seq, std::size_t size) {
     std::vector<std::byte> bytes(size);
-    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>((sender * 7 + seq * 13 + i) & 0xff);
+    for (std::size_t i = 0; i < size; ++i)
+      bytes[i] = static_cast<std::byte>((sender * 7 + seq * 13 + i) & 0xff);
     if (size >= 8) {
-      const std::uint32_t s = static_cast<std::uint32_t>(sender), q = static_cast<std::uint32_t>(seq);
+      const std::uint32_t s = static_cast<std::uint32_t>(sender),
+                          q = static_cast<std::uint32_t>(seq);
       std::memcpy(bytes.data(), &s, 4);
       std::memcpy(bytes.data() + 4, &q, 4);
     }
@@ -151,13 +161,16 @@ TEST_CASE("fan-in: 3 senders x 10^4 random-size messages to one any-source recei
       baton::Message message = baton::recv(comm, baton::any_source, 42);
       const int s = message.source;
       const int seq = next_seq[s]++;
-      if (s < 1 || s > senders || !same(message.bytes, body(s, seq, size_of(s, seq)))) ++wrong;
+      if (s < 1 || s > senders || !same(message.bytes, body(s, seq, size_of(s, seq))))
+        ++wrong;
     }
     CHECK(wrong == 0);
-    for (int s = 1; s <= senders; ++s) CHECK(next_seq[s] == per_sender);
+    for (int s = 1; s <= senders; ++s)
+      CHECK(next_seq[s] == per_sender);
     CHECK_FALSE(baton::iprobe(comm, baton::any_source, 42).has_value());  // nothing duplicated
   } else if (comm.rank() <= senders) {
-    for (int seq = 0; seq < per_sender; ++seq) baton::send(comm, body(comm.rank(), seq, size_of(comm.rank(), seq)), 0, 42);
+    for (int seq = 0; seq < per_sender; ++seq)
+      baton::send(comm, body(comm.rank(), seq, size_of(comm.rank(), seq)), 0, 42);
   }
   baton::check_mpi(MPI_Barrier(comm.raw()), "MPI_Barrier", comm.raw());
 }

@@ -23,7 +23,8 @@ template <class V, class F>
 void fill(const V& v, F f) {
   auto h = Kokkos::create_mirror_view(v);
   for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j) h(i, j) = f(i, j);
+    for (std::size_t j = 0; j < v.extent(1); ++j)
+      h(i, j) = f(i, j);
   Kokkos::deep_copy(v, h);
 }
 
@@ -33,7 +34,8 @@ int count_wrong(const V& v, F f) {
   Kokkos::deep_copy(h, v);
   int wrong = 0;
   for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j) wrong += h(i, j) != f(i, j);
+    for (std::size_t j = 0; j < v.extent(1); ++j)
+      wrong += h(i, j) != f(i, j);
   return wrong;
 }
 
@@ -52,19 +54,24 @@ TEST_CASE("all_reduce: sum, prod, max, min, in place and out of place, any layou
       Kokkos::View<double**> out("out", 3, 4);
       baton::all_reduce(comm, v, out, baton::ReduceOp::sum);
       // sum over ranks of (r + 1 + k) = n(n+1)/2 + n k
-      CHECK(count_wrong(out, [&](std::size_t i, std::size_t j) { return n * (n + 1) / 2.0 + n * double(i * 4 + j); }) == 0);
+      CHECK(count_wrong(out, [&](std::size_t i, std::size_t j) {
+              return n * (n + 1) / 2.0 + n * double(i * 4 + j);
+            }) == 0);
       Kokkos::View<double**> m("m", 3, 4);
       Kokkos::deep_copy(m, v);
       baton::all_reduce(comm, m, baton::ReduceOp::max);
-      CHECK(count_wrong(m, [&](std::size_t i, std::size_t j) { return double(n + i * 4 + j); }) == 0);
+      CHECK(count_wrong(m, [&](std::size_t i, std::size_t j) { return double(n + i * 4 + j); }) ==
+            0);
       Kokkos::deep_copy(m, v);
       baton::all_reduce(comm, m, baton::ReduceOp::min);
-      CHECK(count_wrong(m, [&](std::size_t i, std::size_t j) { return double(1 + i * 4 + j); }) == 0);
+      CHECK(count_wrong(m, [&](std::size_t i, std::size_t j) { return double(1 + i * 4 + j); }) ==
+            0);
       Kokkos::View<long*> p("p", 2);
       Kokkos::deep_copy(p, long(comm.rank() + 1));
       baton::all_reduce(comm, p, baton::ReduceOp::prod);
       long factorial = 1;
-      for (int k = 2; k <= n; ++k) factorial *= k;
+      for (int k = 2; k <= n; ++k)
+        factorial *= k;
       auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p);
       CHECK(hp(1) == factorial);
     }
@@ -80,7 +87,8 @@ TEST_CASE("average divides by the size of the communicator it is given") {
   // Mean of the world ranks with my parity.
   double sum = 0;
   int count = 0;
-  for (int r = world.rank() % 2; r < world.size(); r += 2, ++count) sum += r;
+  for (int r = world.rank() % 2; r < world.size(); r += 2, ++count)
+    sum += r;
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   CHECK(h(2) == doctest::Approx(sum / count));
   Kokkos::View<float*> f("f", 1);
@@ -102,7 +110,8 @@ TEST_CASE("all_gather, all_gatherv, gather and gatherv concatenate rows by rank"
     fill(two, [&](std::size_t i, std::size_t j) { return value(me, i, j); });
     Kokkos::View<double**> all("all", 2 * n, 3);
     baton::all_gather(comm, two, all);
-    CHECK(count_wrong(all, [&](std::size_t i, std::size_t j) { return value(int(i / 2), i % 2, j); }) == 0);
+    CHECK(count_wrong(
+              all, [&](std::size_t i, std::size_t j) { return value(int(i / 2), i % 2, j); }) == 0);
 
     // Rank r has r + 1 rows.
     Kokkos::View<double**, Kokkos::LayoutLeft> mine("mine", me + 1, 2);
@@ -112,19 +121,27 @@ TEST_CASE("all_gather, all_gatherv, gather and gatherv concatenate rows by rank"
     REQUIRE(every.extent(1) == 2);
     std::vector<std::pair<int, int>> owner;  // (rank, row) of each result row
     for (int r = 0; r < n; ++r)
-      for (int i = 0; i <= r; ++i) owner.push_back({r, i});
-    CHECK(count_wrong(every, [&](std::size_t i, std::size_t j) { return value(owner[i].first, owner[i].second, j); }) == 0);
+      for (int i = 0; i <= r; ++i)
+        owner.push_back({r, i});
+    CHECK(count_wrong(every, [&](std::size_t i, std::size_t j) {
+            return value(owner[i].first, owner[i].second, j);
+          }) == 0);
 
     const int root = n - 1;
     auto at_root = baton::gatherv(comm, mine, root);
     if (me == root) {
       REQUIRE(at_root.extent(0) == every.extent(0));
-      CHECK(count_wrong(at_root, [&](std::size_t i, std::size_t j) { return value(owner[i].first, owner[i].second, j); }) == 0);
+      CHECK(count_wrong(at_root, [&](std::size_t i, std::size_t j) {
+              return value(owner[i].first, owner[i].second, j);
+            }) == 0);
     } else {
       CHECK(at_root.extent(0) == 0);
     }
     auto fixed = baton::gather(comm, two, 0);
-    if (me == 0) CHECK(count_wrong(fixed, [&](std::size_t i, std::size_t j) { return value(int(i / 2), i % 2, j); }) == 0);
+    if (me == 0)
+      CHECK(count_wrong(fixed, [&](std::size_t i, std::size_t j) {
+              return value(int(i / 2), i % 2, j);
+            }) == 0);
   }
 }
 
@@ -137,20 +154,25 @@ TEST_CASE("reduce_scatter and reduce_scatter_v give each rank its block of the s
   auto block = baton::reduce_scatter(comm, send, baton::ReduceOp::sum);
   REQUIRE(block.extent(0) == 2);
   const int rank_sum = n * (n - 1) / 2;
-  CHECK(count_wrong(block, [&](std::size_t i, std::size_t j) { return int(rank_sum + n * ((2 * me + i) * 2 + j)); }) == 0);
+  CHECK(count_wrong(block, [&](std::size_t i, std::size_t j) {
+          return int(rank_sum + n * ((2 * me + i) * 2 + j));
+        }) == 0);
 
   std::vector<std::size_t> rows(n);
   std::size_t total = 0, before = 0;
   for (int r = 0; r < n; ++r) {
     rows[r] = r + 1;
     total += rows[r];
-    if (r < me) before += rows[r];
+    if (r < me)
+      before += rows[r];
   }
   Kokkos::View<int**> uneven("uneven", total, 2);
   fill(uneven, [&](std::size_t i, std::size_t j) { return int(me + i * 2 + j); });
   auto mine = baton::reduce_scatter_v(comm, uneven, rows, baton::ReduceOp::sum);
   REQUIRE(mine.extent(0) == rows[me]);
-  CHECK(count_wrong(mine, [&](std::size_t i, std::size_t j) { return int(rank_sum + n * ((before + i) * 2 + j)); }) == 0);
+  CHECK(count_wrong(mine, [&](std::size_t i, std::size_t j) {
+          return int(rank_sum + n * ((before + i) * 2 + j));
+        }) == 0);
 }
 
 TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's shape") {
@@ -158,12 +180,14 @@ TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's sh
     baton::Communicator comm = comm_with(path);
     const int root = comm.size() - 1;
     Kokkos::View<double**> v("v", 2, 5);
-    if (comm.rank() == root) fill(v, [](std::size_t i, std::size_t j) { return 7.0 * i + j; });
+    if (comm.rank() == root)
+      fill(v, [](std::size_t i, std::size_t j) { return 7.0 * i + j; });
     baton::broadcast(comm, v, root);
     CHECK(count_wrong(v, [](std::size_t i, std::size_t j) { return 7.0 * i + j; }) == 0);
 
     Kokkos::View<double**> source("source", comm.rank() == root ? 4 : 0, 3);
-    if (comm.rank() == root) fill(source, [](std::size_t i, std::size_t j) { return 0.5 * i - j; });
+    if (comm.rank() == root)
+      fill(source, [](std::size_t i, std::size_t j) { return 0.5 * i - j; });
     auto got = baton::broadcast_view(comm, source, root);
     REQUIRE(got.extent(0) == 4);
     CHECK(count_wrong(got, [](std::size_t i, std::size_t j) { return 0.5 * i - j; }) == 0);
@@ -177,9 +201,11 @@ TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothin
   // Local problem on one rank: its recv View is too small.
   Kokkos::View<double*> send("send", 4);
   Kokkos::View<double*> recv("recv", me == 0 ? 3 : 4);
-  CHECK_THROWS_WITH_AS(baton::all_reduce(comm, send, recv, baton::ReduceOp::sum),
-                       doctest::Contains("rank 0 float64[4] (send float64[4] (right) and recv float64[3] (right) differ)"),
-                       baton::Error);
+  CHECK_THROWS_WITH_AS(
+      baton::all_reduce(comm, send, recv, baton::ReduceOp::sum),
+      doctest::Contains(
+          "rank 0 float64[4] (send float64[4] (right) and recv float64[3] (right) differ)"),
+      baton::Error);
   // The communicator is still usable afterwards.
   baton::all_reduce(comm, send, baton::ReduceOp::sum);
   if (comm.size() >= 2) {
@@ -187,14 +213,17 @@ TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothin
     CHECK_THROWS_WITH_AS(baton::all_reduce(comm, uneven, baton::ReduceOp::sum),
                          doctest::Contains("rank 1 float64[5]"), baton::Error);
     Kokkos::View<int**> rows("rows", 2, me == 1 ? 3 : 2);
-    CHECK_THROWS_WITH_AS(baton::all_gatherv(comm, rows), doctest::Contains("rank 1 int32[2,3]"), baton::Error);
-    CHECK_THROWS_WITH_AS(baton::broadcast(comm, uneven, 0), doctest::Contains("rank 1 float64[5]"), baton::Error);
+    CHECK_THROWS_WITH_AS(baton::all_gatherv(comm, rows), doctest::Contains("rank 1 int32[2,3]"),
+                         baton::Error);
+    CHECK_THROWS_WITH_AS(baton::broadcast(comm, uneven, 0), doctest::Contains("rank 1 float64[5]"),
+                         baton::Error);
   }
   Kokkos::View<double*> odd("odd", 2 * comm.size() + 1);
   if (comm.size() > 1) {
     CHECK_THROWS_WITH_AS(baton::reduce_scatter(comm, odd, baton::ReduceOp::sum),
                          doctest::Contains("do not split evenly"), baton::Error);
   }
-  CHECK_THROWS_WITH_AS(baton::gatherv(comm, odd, comm.size()), doctest::Contains("out of range"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::gatherv(comm, odd, comm.size()), doctest::Contains("out of range"),
+                       baton::Error);
   baton::barrier(comm);
 }

@@ -76,7 +76,8 @@ TEST_CASE("split with Communicator::undefined gives a null communicator on those
 }
 
 TEST_CASE("split rejects a negative colour before calling MPI") {
-  CHECK_THROWS_WITH_AS(baton::test::world().split(-3, 0), doctest::Contains("colour -3"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::test::world().split(-3, 0), doctest::Contains("colour -3"),
+                       baton::Error);
 }
 
 TEST_CASE("split_node groups the ranks of this node") {
@@ -88,7 +89,8 @@ TEST_CASE("split_node groups the ranks of this node") {
   // Every rank is on exactly one node: node sizes over node leaders add up to the world size.
   int leader_sizes = node.rank() == 0 ? node.size() : 0;
   int total = 0;
-  baton::check_mpi(MPI_Allreduce(&leader_sizes, &total, 1, MPI_INT, MPI_SUM, world.raw()), "MPI_Allreduce");
+  baton::check_mpi(MPI_Allreduce(&leader_sizes, &total, 1, MPI_INT, MPI_SUM, world.raw()),
+                   "MPI_Allreduce");
   CHECK(total == world.size());
 }
 

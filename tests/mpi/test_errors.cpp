@@ -7,7 +7,9 @@
 #include "mpi_doctest.hpp"
 
 namespace {
-std::string error_class_text(int error_class) { return baton::mpi_error_string(error_class); }
+std::string error_class_text(int error_class) {
+  return baton::mpi_error_string(error_class);
+}
 
 int hook_calls = 0;
 int hook_code = MPI_SUCCESS;
@@ -22,14 +24,15 @@ TEST_CASE("a real MPI error becomes baton::Error naming the operation, the rank 
   const int invalid_rank = comm.size();  // one past the last rank
   int value = 42;
   try {
-    baton::check_mpi(MPI_Send(&value, 1, MPI_INT, invalid_rank, 0, comm.raw()), "MPI_Send", comm.raw());
+    baton::check_mpi(MPI_Send(&value, 1, MPI_INT, invalid_rank, 0, comm.raw()), "MPI_Send",
+                     comm.raw());
     FAIL("MPI_Send to an invalid rank did not fail");
   } catch (const baton::Error& e) {
     const std::string what = e.what();
     CHECK(e.mpi_error_class() == MPI_ERR_RANK);
     CHECK(what.find("MPI_Send failed") != std::string::npos);
-    CHECK(what.find("on rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size())) !=
-          std::string::npos);
+    CHECK(what.find("on rank " + std::to_string(comm.rank()) + " of " +
+                    std::to_string(comm.size())) != std::string::npos);
     CHECK(what.find(baton::mpi_error_string(e.mpi_error_code())) != std::string::npos);
     INFO("message: " << what << "; class text: " << error_class_text(MPI_ERR_RANK));
   }
@@ -57,8 +60,8 @@ TEST_CASE("an error without a communicator names the world rank") {
     FAIL("check_mpi did not throw");
   } catch (const baton::Error& e) {
     const std::string what = e.what();
-    CHECK(what.find("MPI_Imaginary failed on rank " + std::to_string(baton::test::world().rank())) !=
-          std::string::npos);
+    CHECK(what.find("MPI_Imaginary failed on rank " +
+                    std::to_string(baton::test::world().rank())) != std::string::npos);
     CHECK(what.find("(world)") != std::string::npos);
     CHECK(e.mpi_error_class() == MPI_ERR_COUNT);
   }

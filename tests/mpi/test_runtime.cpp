@@ -12,7 +12,8 @@ TEST_CASE("the test main's Runtime started MPI and Kokkos with at least funneled
   CHECK(runtime->started_mpi());
   CHECK(runtime->started_kokkos());
   CHECK(Kokkos::is_initialized());
-  CHECK(static_cast<int>(runtime->thread_level()) >= static_cast<int>(baton::ThreadLevel::funneled));
+  CHECK(static_cast<int>(runtime->thread_level()) >=
+        static_cast<int>(baton::ThreadLevel::funneled));
   int world_size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   CHECK(runtime->world().size() == world_size);
@@ -40,8 +41,8 @@ TEST_CASE("asking more threads of a running MPI than it provides is an error nam
     baton::Runtime inner(baton::RuntimeOptions{baton::ThreadLevel::multiple});
     CHECK(inner.thread_level() == baton::ThreadLevel::multiple);
   } else {
-    const std::string expected =
-        std::string("'multiple' requested, but MPI provides only '") + baton::to_string(provided) + "'";
+    const std::string expected = std::string("'multiple' requested, but MPI provides only '") +
+                                 baton::to_string(provided) + "'";
     CHECK_THROWS_WITH_AS(baton::Runtime(baton::RuntimeOptions{baton::ThreadLevel::multiple}),
                          doctest::Contains(expected.c_str()), baton::Error);
     int finalized = 1;

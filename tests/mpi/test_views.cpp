@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <Kokkos_Core.hpp>
-#include <baton/runtime/error.hpp>
 #include <baton/collectives/collectives.hpp>
+#include <baton/runtime/error.hpp>
 #include <baton/transport/view_message.hpp>
 #include <cstdint>
 #include <string>
@@ -18,13 +18,16 @@ baton::Communicator comm_with(baton::ViewPath path) {
   return comm;
 }
 
-double value(int i, int j, int who) { return who * 1000.0 + i * 10.0 + j + 0.25; }
+double value(int i, int j, int who) {
+  return who * 1000.0 + i * 10.0 + j + 0.25;
+}
 
 template <class V>
 void fill2(const V& v, int who) {
   auto h = Kokkos::create_mirror_view(v);
   for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j) h(i, j) = value(int(i), int(j), who);
+    for (std::size_t j = 0; j < v.extent(1); ++j)
+      h(i, j) = value(int(i), int(j), who);
   Kokkos::deep_copy(v, h);
 }
 
@@ -34,7 +37,8 @@ int count_wrong2(const V& v, int who) {
   Kokkos::deep_copy(h, v);
   int wrong = 0;
   for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j) wrong += h(i, j) != value(int(i), int(j), who);
+    for (std::size_t j = 0; j < v.extent(1); ++j)
+      wrong += h(i, j) != value(int(i), int(j), who);
   return wrong;
 }
 
@@ -77,11 +81,14 @@ TEST_CASE("ranks 0 to 8 and several value types travel intact") {
     auto hf = Kokkos::create_mirror_view(f);
     auto hu = Kokkos::create_mirror_view(u);
     auto hc = Kokkos::create_mirror_view(c);
-    for (int i = 0; i < 7; ++i) hf(i) = 1.5f * i;
-    for (int i = 0; i < 5; ++i) hu(i) = std::uint16_t(60000 + i);
+    for (int i = 0; i < 7; ++i)
+      hf(i) = 1.5f * i;
+    for (int i = 0; i < 5; ++i)
+      hu(i) = std::uint16_t(60000 + i);
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j)
-        for (int k = 0; k < 4; ++k) hc(i, j, k) = std::int8_t(i * 12 + j * 4 + k - 10);
+        for (int k = 0; k < 4; ++k)
+          hc(i, j, k) = std::int8_t(i * 12 + j * 4 + k - 10);
     Kokkos::deep_copy(f, hf);
     Kokkos::deep_copy(u, hu);
     Kokkos::deep_copy(c, hc);
@@ -95,18 +102,22 @@ TEST_CASE("ranks 0 to 8 and several value types travel intact") {
     REQUIRE(ru.extent(0) == 5);
     REQUIRE(rc.extent(2) == 4);
     int wrong = 0;
-    for (int i = 0; i < 7; ++i) wrong += rf(i) != 1.5f * i;
-    for (int i = 0; i < 5; ++i) wrong += ru(i) != 60000 + i;
+    for (int i = 0; i < 7; ++i)
+      wrong += rf(i) != 1.5f * i;
+    for (int i = 0; i < 5; ++i)
+      wrong += ru(i) != 60000 + i;
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j)
-        for (int k = 0; k < 4; ++k) wrong += rc(i, j, k) != std::int8_t(i * 12 + j * 4 + k - 10);
+        for (int k = 0; k < 4; ++k)
+          wrong += rc(i, j, k) != std::int8_t(i * 12 + j * 4 + k - 10);
     CHECK(wrong == 0);
   }
   SUBCASE("rank 8") {
     Kokkos::View<double********> v("v8", 2, 1, 2, 1, 2, 1, 2, 3);
     auto h = Kokkos::create_mirror_view(v);
     double* p = h.data();
-    for (std::size_t i = 0; i < h.size(); ++i) p[i] = double(i) * 0.5;
+    for (std::size_t i = 0; i < h.size(); ++i)
+      p[i] = double(i) * 0.5;
     Kokkos::deep_copy(v, h);
     baton::send_view(comm, v, me, 4);
     auto r = baton::recv_view<Kokkos::View<double********>>(comm, me, 4);
@@ -140,7 +151,8 @@ TEST_CASE("layouts: LayoutLeft to LayoutRight and strided subviews keep the logi
     REQUIRE(got.extent(1) == 3);
     int wrong = 0;
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 3; ++j) wrong += got(i, j) != value(i + 1, j + 2, me);
+      for (int j = 0; j < 3; ++j)
+        wrong += got(i, j) != value(i + 1, j + 2, me);
     CHECK(wrong == 0);
   }
 }
@@ -157,7 +169,8 @@ TEST_CASE("forced staging on host memory gives results identical to the direct p
   auto y = baton::recv_view<Kokkos::View<double**>>(staged, me, 8);
   int differ = 0;
   for (int i = 0; i < 5; ++i)
-    for (int j = 0; j < 7; ++j) differ += x(i, j) != y(i, j);
+    for (int j = 0; j < 7; ++j)
+      differ += x(i, j) != y(i, j);
   CHECK(differ == 0);
   CHECK(count_wrong2(x, me + 3) == 0);
 }
@@ -172,7 +185,8 @@ TEST_CASE("a wrong type or shape is an error naming both, and the next message s
   auto b = baton::isend_view(comm, doubles, me, 9);
   Kokkos::View<double*> target("target", 5);
   CHECK_THROWS_WITH_AS(baton::recv_into(comm, target, me, 9),
-                       doctest::Contains("the message is int32[5] (right), the View is float64[5]"), baton::Error);
+                       doctest::Contains("the message is int32[5] (right), the View is float64[5]"),
+                       baton::Error);
   baton::recv_into(comm, target, me, 9);  // the double message, intact
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), target);
   CHECK(h(4) == 2.5);
@@ -181,14 +195,16 @@ TEST_CASE("a wrong type or shape is an error naming both, and the next message s
   auto c = baton::isend_view(comm, matrix, me, 10);
   auto d = baton::isend_view(comm, doubles, me, 10);
   Kokkos::View<double**> wrong_shape("w", 3, 2);
-  CHECK_THROWS_WITH_AS(baton::recv_into(comm, wrong_shape, me, 10),
-                       doctest::Contains("the message is float64[2,3] (right), the View is float64[3,2]"), baton::Error);
+  CHECK_THROWS_WITH_AS(
+      baton::recv_into(comm, wrong_shape, me, 10),
+      doctest::Contains("the message is float64[2,3] (right), the View is float64[3,2]"),
+      baton::Error);
   CHECK_THROWS_WITH_AS(baton::recv_view<Kokkos::View<double**>>(comm, me, 10),
                        doctest::Contains("the View type wants float64 of rank 2"), baton::Error);
   // A byte message that is no View message at all.
   baton::send(comm, std::vector<std::byte>(3), me, 11);
-  CHECK_THROWS_WITH_AS(baton::recv_view<Kokkos::View<double*>>(comm, me, 11), doctest::Contains("bad View message"),
-                       baton::Error);
+  CHECK_THROWS_WITH_AS(baton::recv_view<Kokkos::View<double*>>(comm, me, 11),
+                       doctest::Contains("bad View message"), baton::Error);
   CHECK_FALSE(baton::iprobe(comm, baton::any_source, 10).has_value());
   CHECK_FALSE(baton::iprobe(comm, baton::any_source, 11).has_value());
 }
@@ -200,8 +216,10 @@ TEST_CASE("empty Views and bad ranks or tags") {
   auto r = baton::recv_view<Kokkos::View<double**>>(comm, comm.rank(), 12);
   CHECK(r.extent(0) == 0);
   CHECK(r.extent(1) == 3);
-  CHECK_THROWS_WITH_AS(baton::send_view(comm, empty, comm.size(), 0), doctest::Contains("is out of range"), baton::Error);
-  CHECK_THROWS_WITH_AS(baton::send_view(comm, empty, 0, -4), doctest::Contains("tag -4"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::send_view(comm, empty, comm.size(), 0),
+                       doctest::Contains("is out of range"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::send_view(comm, empty, 0, -4), doctest::Contains("tag -4"),
+                       baton::Error);
 }
 
 TEST_CASE("posted View receives complete in test() or wait(); send handles keep Views alive") {
@@ -267,16 +285,19 @@ TEST_CASE("large Views travel in split form: allocate, receive into, reorder, re
     Kokkos::View<double**> wrong_shape("wrong_shape", 300, 99);
     auto b = baton::isend_view(comm, out, next, 21);
     auto c = baton::isend_view(comm, out, next, 21);
-    CHECK_THROWS_WITH_AS(baton::recv_into(comm, wrong_shape, prev, 21), doctest::Contains("the View is float64[300,99]"),
-                         baton::Error);
+    CHECK_THROWS_WITH_AS(baton::recv_into(comm, wrong_shape, prev, 21),
+                         doctest::Contains("the View is float64[300,99]"), baton::Error);
     baton::recv_into(comm, right_shape, prev, 21);
     CHECK(count_wrong2(right_shape, prev) == 0);
     CHECK_FALSE(baton::iprobe(comm, baton::any_source, 21).has_value());
     b.wait();
     c.wait();
     baton::barrier(comm);  // every rank has received everything it was sent
-    int left = 0;          // and nothing is left on the payload communicator (the rejected data was drained)
-    baton::check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm.payload(), &left, MPI_STATUS_IGNORE), "MPI_Iprobe");
+    int left =
+        0;  // and nothing is left on the payload communicator (the rejected data was drained)
+    baton::check_mpi(
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm.payload(), &left, MPI_STATUS_IGNORE),
+        "MPI_Iprobe");
     CHECK(left == 0);
   }
 }

@@ -32,9 +32,39 @@ check() {  # $1 = ranks, $2 = regex the output must match, rest = command
 
 for n in 2 4; do
   [ -x "$build/apps/baton-info" ] && check "$n" "on $n ranks" "$build/apps/baton-info"
-  for t in test_communicator test_errors test_runtime; do
+  for t in test_communicator test_errors test_runtime test_bytes test_views test_collectives; do
     check "$n" "all $n ranks passed" "$build/tests/$t"
   done
 done
+
+# The job script templates of share/slurm, submitted as they are (sbatch --wait), with their rank count checked.
+here_root=$(cd "$here/../.." && pwd)
+submit() {  # $1 = template, $2 = regex its output must match
+  local out; out=$(mktemp)
+  if sbatch --wait --quiet --output="$out" \
+       --export=ALL,BATON_BIN_DIR="$(cd "$build/apps" && pwd)",BATON_SRUN_MPI="$plugin",BATON_BENCH_ARGS="--max-bytes 4096 --repeats 3" \
+       "$here_root/share/slurm/$1" && grep -Eq "$2" "$out"; then
+    echo "ok:   sbatch share/slurm/$1"
+  else
+    echo "FAIL: sbatch share/slurm/$1"; tail -n 30 "$out"
+    failures=$((failures + 1))
+  fi
+  rm -f "$out"
+}
+if [ -x "$build/apps/baton-info" ]; then
+  submit baton-info.sbatch "on 4 ranks"
+fi
+if [ -x "$build/apps/baton-bench" ]; then
+  work=$(mktemp -d)
+  if sbatch --wait --quiet --chdir="$work" --output="$work/out" \
+       --export=ALL,BATON_BIN_DIR="$(cd "$build/apps" && pwd)",BATON_SRUN_MPI="$plugin",BATON_BENCH=p2p,BATON_BENCH_ARGS="--max-bytes 4096 --repeats 3" \
+       "$here_root/share/slurm/baton-bench.sbatch" && grep -q '"ranks": 2' "$work"/baton-bench-*.jsonl; then
+    echo "ok:   sbatch share/slurm/baton-bench.sbatch ($(wc -l < "$work"/baton-bench-*.jsonl) JSON lines)"
+  else
+    echo "FAIL: sbatch share/slurm/baton-bench.sbatch"; tail -n 30 "$work"/out "$work"/baton-bench-*.jsonl 2>/dev/null
+    failures=$((failures + 1))
+  fi
+  rm -rf "$work"
+fi
 echo "srun tests ($plugin): $failures failed"
 [ $failures -eq 0 ]

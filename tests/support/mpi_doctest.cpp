@@ -19,11 +19,14 @@ const Runtime* test_runtime = nullptr;
 }  // namespace
 
 const Communicator& world() {
-  if (test_world == nullptr) throw Error("baton::test::world() used outside run_doctest");
+  if (test_world == nullptr)
+    throw Error("baton::test::world() used outside run_doctest");
   return *test_world;
 }
 
-const Runtime* runtime() { return test_runtime; }
+const Runtime* runtime() {
+  return test_runtime;
+}
 
 int run_doctest(int argc, char** argv, const Communicator& comm, const Runtime* runtime) {
   test_world = &comm;
@@ -45,9 +48,11 @@ int run_doctest(int argc, char** argv, const Communicator& comm, const Runtime* 
   doctest::Context context;
   context.setOption("no-colors", isatty(STDOUT_FILENO) == 0);  // plain text in ctest logs
   context.applyCommandLine(argc, argv);
-  if (rank != 0) context.setCout(&captured);
+  if (rank != 0)
+    context.setCout(&captured);
   int failed = context.run() != 0 ? 1 : 0;
-  if (!launch_ok) failed = 1;
+  if (!launch_ok)
+    failed = 1;
 
   // Every rank's verdict counts.
   int failed_ranks = 0;
@@ -70,7 +75,8 @@ int run_doctest(int argc, char** argv, const Communicator& comm, const Runtime* 
             "MPI_Gatherv", raw);
   if (rank == 0) {
     for (int r = 1; r < size; ++r) {
-      if (lengths[r] == 0) continue;
+      if (lengths[r] == 0)
+        continue;
       std::cout << "---- report of rank " << r << " ----\n"
                 << std::string(all.data() + offsets[r], static_cast<std::size_t>(lengths[r]));
     }

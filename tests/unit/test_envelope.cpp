@@ -60,7 +60,8 @@ TEST_CASE("the decoder names what is wrong with untrusted bytes") {
   e.extents[0] = 4;
   auto good = message_for(e);
   const auto expect = [](std::vector<std::byte> m, const char* text) {
-    CHECK_THROWS_WITH_AS(baton::decode_envelope(m.data(), m.size()), doctest::Contains(text), baton::Error);
+    CHECK_THROWS_WITH_AS(baton::decode_envelope(m.data(), m.size()), doctest::Contains(text),
+                         baton::Error);
   };
   expect(std::vector<std::byte>(10), "10 bytes, shorter than the 72-byte envelope");
   auto m = good;

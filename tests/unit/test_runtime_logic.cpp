@@ -38,7 +38,8 @@ TEST_CASE("GPU awareness: environment, then build default, then the MPI query") 
   }
   SUBCASE("a bad environment value is an error naming it") {
     CHECK_THROWS_WITH_AS(baton::decide_gpu_awareness("yes", "AUTO", "cuda", cuda_yes),
-                         doctest::Contains("BATON_GPU_AWARE must be 0 or 1, not 'yes'"), baton::Error);
+                         doctest::Contains("BATON_GPU_AWARE must be 0 or 1, not 'yes'"),
+                         baton::Error);
   }
   SUBCASE("the build default applies when the environment is silent") {
     auto a = baton::decide_gpu_awareness(nullptr, "ON", "", nothing);

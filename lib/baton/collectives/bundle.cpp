@@ -16,47 +16,58 @@ constexpr std::size_t header_size = 12;
 constexpr std::size_t max_name = 1024;
 
 void put_uint(std::vector<std::byte>& out, std::uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xffu));
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xffu));
 }
 
 std::uint64_t get_uint(const std::byte* in, int bytes) {
   std::uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value |= std::uint64_t(std::to_integer<std::uint8_t>(in[i])) << (8 * i);
+  for (int i = 0; i < bytes; ++i)
+    value |= std::uint64_t(std::to_integer<std::uint8_t>(in[i])) << (8 * i);
   return value;
 }
 
-[[noreturn]] void fail(const std::string& what) { throw Error("baton: bad View bundle message: " + what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw Error("baton: bad View bundle message: " + what);
+}
 }  // namespace
 
 bool ViewBundle::contains(const std::string& name) const noexcept {
   for (const Entry& e : entries_) {
-    if (e.name == name) return true;
+    if (e.name == name)
+      return true;
   }
   return false;
 }
 
 std::vector<std::string> ViewBundle::names() const {
   std::vector<std::string> out;
-  for (const Entry& e : entries_) out.push_back(e.name);
+  for (const Entry& e : entries_)
+    out.push_back(e.name);
   return out;
 }
 
 const ViewBundle::Entry& ViewBundle::at(const std::string& name) const {
   for (const Entry& e : entries_) {
-    if (e.name == name) return e;
+    if (e.name == name)
+      return e;
   }
   std::string have;
-  for (const Entry& e : entries_) have += (have.empty() ? "'" : ", '") + e.name + "'";
-  throw Error("baton::ViewBundle: no entry named '" + name + "' (entries: " + (have.empty() ? "none" : have) + ")");
+  for (const Entry& e : entries_)
+    have += (have.empty() ? "'" : ", '") + e.name + "'";
+  throw Error("baton::ViewBundle: no entry named '" + name +
+              "' (entries: " + (have.empty() ? "none" : have) + ")");
 }
 
 void ViewBundle::put(Entry entry) {
   if (entry.name.empty() || entry.name.size() > max_name) {
-    throw Error("baton::ViewBundle: entry names have 1 to 1024 bytes, not " + std::to_string(entry.name.size()));
+    throw Error("baton::ViewBundle: entry names have 1 to 1024 bytes, not " +
+                std::to_string(entry.name.size()));
   }
   if (entry.data.size() != entry.envelope.data_bytes()) {
-    throw Error("baton::ViewBundle: entry '" + entry.name + "' holds " + std::to_string(entry.data.size()) +
-                " bytes, its envelope " + entry.envelope.describe() + " needs " +
+    throw Error("baton::ViewBundle: entry '" + entry.name + "' holds " +
+                std::to_string(entry.data.size()) + " bytes, its envelope " +
+                entry.envelope.describe() + " needs " +
                 std::to_string(entry.envelope.data_bytes()));
   }
   for (Entry& e : entries_) {
@@ -85,22 +96,27 @@ ByteBuffer encode_bundle(const ViewBundle& bundle) {
     data_bytes += entry.data.size();
   }
   ByteBuffer out(directory.size() + data_bytes);
-  if (!directory.empty()) std::memcpy(out.data(), directory.data(), directory.size());
+  if (!directory.empty())
+    std::memcpy(out.data(), directory.data(), directory.size());
   std::size_t offset = directory.size();
   for (const auto& entry : bundle.entries()) {
-    if (entry.data.size()) std::memcpy(out.data() + offset, entry.data.data(), entry.data.size());
+    if (entry.data.size())
+      std::memcpy(out.data() + offset, entry.data.data(), entry.data.size());
     offset += entry.data.size();
   }
   return out;
 }
 
 ViewBundle decode_bundle(const std::byte* data, std::size_t size) {
-  if (size < header_size) fail(std::to_string(size) + " bytes, shorter than the 12-byte header");
-  if (std::memcmp(data, magic, 4) != 0) fail("no BTNB magic (not a bundle message)");
+  if (size < header_size)
+    fail(std::to_string(size) + " bytes, shorter than the 12-byte header");
+  if (std::memcmp(data, magic, 4) != 0)
+    fail("no BTNB magic (not a bundle message)");
   if (std::to_integer<std::uint8_t>(data[4]) != version) {
     fail("version " + std::to_string(std::to_integer<std::uint8_t>(data[4])) + ", expected 1");
   }
-  if (get_uint(data + 5, 3) != 0) fail("reserved bytes are not zero");
+  if (get_uint(data + 5, 3) != 0)
+    fail("reserved bytes are not zero");
   const std::uint64_t count = get_uint(data + 8, 4);
   // Every entry takes at least 2 + 1 + 72 bytes of directory: bound the count before reserving.
   if (count > (size - header_size) / (2 + 1 + ViewEnvelope::wire_size)) {
@@ -116,18 +132,23 @@ ViewBundle decode_bundle(const std::byte* data, std::size_t size) {
   std::size_t offset = header_size;
   std::uint64_t data_total = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
-    if (size - offset < 2) fail("directory truncated at entry " + std::to_string(i));
+    if (size - offset < 2)
+      fail("directory truncated at entry " + std::to_string(i));
     const std::size_t length = static_cast<std::size_t>(get_uint(data + offset, 2));
     offset += 2;
-    if (length == 0 || length > max_name) fail("entry " + std::to_string(i) + " has a name of " + std::to_string(length) + " bytes");
-    if (size - offset < length + ViewEnvelope::wire_size) fail("directory truncated at entry " + std::to_string(i));
+    if (length == 0 || length > max_name)
+      fail("entry " + std::to_string(i) + " has a name of " + std::to_string(length) + " bytes");
+    if (size - offset < length + ViewEnvelope::wire_size)
+      fail("directory truncated at entry " + std::to_string(i));
     std::string name(reinterpret_cast<const char*>(data + offset), length);
     offset += length;
-    if (!seen.insert(name).second) fail("entry name '" + name + "' appears twice");
+    if (!seen.insert(name).second)
+      fail("entry name '" + name + "' appears twice");
     const ViewEnvelope envelope = decode_envelope_header(data + offset);
     offset += ViewEnvelope::wire_size;
     const std::uint64_t bytes = envelope.data_bytes();
-    if (bytes > size || data_total > size - bytes) fail("entry '" + name + "' " + envelope.describe() + " is larger than the message");
+    if (bytes > size || data_total > size - bytes)
+      fail("entry '" + name + "' " + envelope.describe() + " is larger than the message");
     data_total += bytes;
     pending.push_back({std::move(name), envelope});
   }
@@ -152,12 +173,14 @@ void send_bundle(const Communicator& comm, const ViewBundle& bundle, int dest, i
 
 ViewBundle recv_bundle(const Communicator& comm, int source, int tag, MessageInfo* info) {
   Message message = recv(comm, source, tag);
-  if (info != nullptr) *info = MessageInfo{message.source, message.tag, message.bytes.size()};
+  if (info != nullptr)
+    *info = MessageInfo{message.source, message.tag, message.bytes.size()};
   try {
     return decode_bundle(message.bytes.data(), message.bytes.size());
   } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " (from source " + std::to_string(message.source) + " with tag " +
-                std::to_string(message.tag) + ", on rank " + std::to_string(comm.rank()) + "; the message was consumed)");
+    throw Error(std::string(e.what()) + " (from source " + std::to_string(message.source) +
+                " with tag " + std::to_string(message.tag) + ", on rank " +
+                std::to_string(comm.rank()) + "; the message was consumed)");
   }
 }
 
@@ -167,9 +190,11 @@ ViewBundle broadcast_bundle(const Communicator& comm, const ViewBundle& bundle, 
   ByteBuffer bytes = is_root ? encode_bundle(bundle) : ByteBuffer();
   std::uint64_t size = bytes.size();
   check_mpi(MPI_Bcast(&size, 1, MPI_UINT64_T, root, comm.raw()), "MPI_Bcast", comm.raw());
-  if (!is_root) bytes = ByteBuffer(static_cast<std::size_t>(size));
+  if (!is_root)
+    bytes = ByteBuffer(static_cast<std::size_t>(size));
   detail::ByteDatatype type(static_cast<std::size_t>(size));
-  check_mpi(MPI_Bcast(bytes.data(), type.count(), type.type(), root, comm.raw()), "MPI_Bcast", comm.raw());
+  check_mpi(MPI_Bcast(bytes.data(), type.count(), type.type(), root, comm.raw()), "MPI_Bcast",
+            comm.raw());
   return decode_bundle(bytes.data(), bytes.size());  // root too: every rank holds the same copy
 }
 

@@ -37,21 +37,25 @@ class ViewBundle {
   void add(const std::string& name, const V& v) {
     static_assert(Kokkos::is_view<V>::value, "ViewBundle::add needs a Kokkos::View");
     typename V::execution_space().fence();
-    const WireLayout layout = detail::in_wire_form(v) ? detail::natural_layout<V>() : WireLayout::right;
-    Entry entry{name, detail::envelope_of(v, layout), ByteBuffer(v.size() * sizeof(detail::value_t<V>))};
+    const WireLayout layout =
+        detail::in_wire_form(v) ? detail::natural_layout<V>() : WireLayout::right;
+    Entry entry{name, detail::envelope_of(v, layout),
+                ByteBuffer(v.size() * sizeof(detail::value_t<V>))};
     detail::copy_to_host(v, reinterpret_cast<detail::value_t<V>*>(entry.data.data()), layout);
     put(std::move(entry));
   }
 
-  /// A new View of type V (LayoutLeft or LayoutRight, any memory space) holding the entry's contents.
-  /// Throws baton::Error when the name is missing or the value type or rank differ.
+  /// A new View of type V (LayoutLeft or LayoutRight, any memory space) holding the entry's
+  /// contents. Throws baton::Error when the name is missing or the value type or rank differ.
   template <class V>
   V get(const std::string& name) const {
-    static_assert(detail::left_or_right_v<V>, "ViewBundle::get allocates LayoutLeft or LayoutRight Views");
+    static_assert(detail::left_or_right_v<V>,
+                  "ViewBundle::get allocates LayoutLeft or LayoutRight Views");
     const Entry& entry = at(name);
     detail::check_allocatable<V>(entry.envelope, "baton::ViewBundle::get('" + name + "')");
     V v = detail::allocate_like<V>(entry.envelope, name);
-    detail::copy_from_host(v, reinterpret_cast<const detail::value_t<V>*>(entry.data.data()), entry.envelope.layout);
+    detail::copy_from_host(v, reinterpret_cast<const detail::value_t<V>*>(entry.data.data()),
+                           entry.envelope.layout);
     return v;
   }
 
@@ -77,7 +81,8 @@ ViewBundle decode_bundle(const std::byte* data, std::size_t size);
 
 /// Sends the bundle as one message.
 void send_bundle(const Communicator& comm, const ViewBundle& bundle, int dest, int tag);
-/// Receives a bundle (matched probe: any size). A malformed message throws baton::Error and is consumed.
+/// Receives a bundle (matched probe: any size). A malformed message throws baton::Error and is
+/// consumed.
 ViewBundle recv_bundle(const Communicator& comm, int source = any_source, int tag = any_tag,
                        MessageInfo* info = nullptr);
 /// Root's bundle on every rank (only root's `bundle` is read).

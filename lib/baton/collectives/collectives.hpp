@@ -47,7 +47,8 @@ ShapeSignature signature_of(const V& v, std::int64_t extra = 0) {
   ShapeSignature s;
   s.values[0] = static_cast<std::int64_t>(value_type_of<value_t<V>>());
   s.values[1] = rank_v<V>;
-  for (int d = 0; d < rank_v<V>; ++d) s.values[2 + d] = static_cast<std::int64_t>(v.extent(d));
+  for (int d = 0; d < rank_v<V>; ++d)
+    s.values[2 + d] = static_cast<std::int64_t>(v.extent(d));
   s.values[10] = extra;
   return s;
 }
@@ -62,22 +63,27 @@ void agree(const Communicator& comm, const ShapeSignature& mine, const char* ope
 /// the collective: that is the price of unchecked mode).
 /// `what` is a callable returning the problem's text; it is only called when `ok` is false.
 template <class What>
-void agree_or_throw(const Communicator& comm, const ShapeSignature& mine, const char* operation, bool ok,
-                    const What& what) {
+void agree_or_throw(const Communicator& comm, const ShapeSignature& mine, const char* operation,
+                    bool ok, const What& what) {
   if (comm.collective_checks()) {
     agree(comm, mine, operation, ok ? std::string() : what());
   } else if (!ok) {
-    throw Error(std::string(operation) + ": " + what() + " (on rank " + std::to_string(comm.rank()) + ")");
+    throw Error(std::string(operation) + ": " + what() + " (on rank " +
+                std::to_string(comm.rank()) + ")");
   }
 }
 
-inline void require(bool ok, const Communicator& comm, const char* operation, const std::string& what) {
-  if (!ok) throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) + ")");
+inline void require(bool ok, const Communicator& comm, const char* operation,
+                    const std::string& what) {
+  if (!ok)
+    throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) +
+                ")");
 }
 
 inline int checked_count(std::size_t n, const Communicator& comm, const char* operation) {
   require(n <= static_cast<std::size_t>(INT_MAX), comm, operation,
-          std::to_string(n) + " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank");
+          std::to_string(n) +
+              " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank");
   return static_cast<int>(n);
 }
 
@@ -93,7 +99,8 @@ std::size_t rows_of(const V& v) {
 template <class V>
 std::size_t row_elements(const V& v) {
   std::size_t n = 1;
-  for (int d = 1; d < rank_v<V>; ++d) n *= v.extent(d);
+  for (int d = 1; d < rank_v<V>; ++d)
+    n *= v.extent(d);
   return n;
 }
 
@@ -105,23 +112,27 @@ class MpiBuffer {
   using T = value_t<V>;
   /// `v` must outlive the buffer.
   MpiBuffer(const Communicator& comm, const V& v, bool read) : view_(v) {
-    if (read) typename V::execution_space().fence();  // kernels that wrote v are done
+    if (read)
+      typename V::execution_space().fence();  // kernels that wrote v are done
     direct_ = pass_directly<typename V::memory_space>(comm) && in_wire_form(v) &&
-              (natural_layout<V>() == WireLayout::right || layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right));
+              (natural_layout<V>() == WireLayout::right ||
+               layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right));
     if (direct_) {
       data_ = const_cast<T*>(v.data());
       return;
     }
-    staging_ = Kokkos::View<T*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"),
-                                                   v.size());
-    if (read) copy_to_host(v, staging_.data(), WireLayout::right);
+    staging_ = Kokkos::View<T*, Kokkos::HostSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"), v.size());
+    if (read)
+      copy_to_host(v, staging_.data(), WireLayout::right);
     data_ = staging_.data();
   }
   T* data() const noexcept { return data_; }
   bool direct() const noexcept { return direct_; }
   /// Copies a staged result back into the View (nothing to do when direct).
   void write_back() const {
-    if (!direct_) copy_from_host(view_, staging_.data(), WireLayout::right);
+    if (!direct_)
+      copy_from_host(view_, staging_.data(), WireLayout::right);
   }
 
  private:
@@ -133,12 +144,14 @@ class MpiBuffer {
 
 /// The LayoutRight View type that holds results shaped like V, in V's memory space.
 template <class V>
-using ResultView = Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutRight, typename V::memory_space>;
+using ResultView =
+    Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutRight, typename V::memory_space>;
 
 template <class V>
 ResultView<V> allocate_rows(const V& like, std::size_t rows, const char* label) {
   ViewEnvelope e = envelope_of(like, WireLayout::right);
-  if (rank_v<V> > 0) e.extents[0] = rows;
+  if (rank_v < V >> 0)
+    e.extents[0] = rows;
   return allocate_like<ResultView<V>>(e, label);
 }
 
@@ -147,39 +160,44 @@ template <class V>
 std::vector<ShapeSignature> exchange_signatures(const Communicator& comm, const V& v) {
   ShapeSignature mine = signature_of(v);
   std::vector<ShapeSignature> all(static_cast<std::size_t>(comm.size()));
-  check_mpi(MPI_Allgather(mine.values, ShapeSignature::fields, MPI_INT64_T, all.data(), ShapeSignature::fields,
-                          MPI_INT64_T, comm.raw()),
+  check_mpi(MPI_Allgather(mine.values, ShapeSignature::fields, MPI_INT64_T, all.data(),
+                          ShapeSignature::fields, MPI_INT64_T, comm.raw()),
             "MPI_Allgather", comm.raw());
   return all;
 }
 
 /// Checks that all ranks agree on everything but the first extent; returns each rank's row count.
-std::vector<std::size_t> rows_from(const std::vector<ShapeSignature>& all,
-                                   const char* operation);
+std::vector<std::size_t> rows_from(const std::vector<ShapeSignature>& all, const char* operation);
 
 template <class V>
 void check_reducible() {
   using T = value_t<V>;
-  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "reductions need a numeric value type");
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
+                "reductions need a numeric value type");
 }
 
 }  // namespace detail
 
-/// recv = op over all ranks of send (same shapes everywhere; send and recv may differ in layout and space).
+/// recv = op over all ranks of send (same shapes everywhere; send and recv may differ in layout and
+/// space).
 template <class S, class R>
 void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp op) {
   detail::check_reducible<S>();
-  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>, "send and recv need the same value type");
+  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
+                "send and recv need the same value type");
   constexpr const char* op_name = "baton::all_reduce";
   bool same = detail::rank_v<S> == detail::rank_v<R>;
-  for (int d = 0; same && d < detail::rank_v<S>; ++d) same = send.extent(d) == recv.extent(d);
+  for (int d = 0; same && d < detail::rank_v<S>; ++d)
+    same = send.extent(d) == recv.extent(d);
   detail::agree_or_throw(comm, detail::signature_of(send), op_name, same, [&] {
-    return "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) + " differ";
+    return "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) +
+           " differ";
   });
   const int count = detail::checked_count(send.size(), comm, op_name);
   detail::MpiBuffer<S> in(comm, send, true);
   detail::MpiBuffer<R> out(comm, recv, false);
-  check_mpi(MPI_Allreduce(in.data(), out.data(), count, mpi_datatype<detail::value_t<S>>(), to_mpi(op), comm.raw()),
+  check_mpi(MPI_Allreduce(in.data(), out.data(), count, mpi_datatype<detail::value_t<S>>(),
+                          to_mpi(op), comm.raw()),
             "MPI_Allreduce", comm.raw());
   out.write_back();
 }
@@ -189,11 +207,12 @@ template <class V>
 void all_reduce(const Communicator& comm, const V& v, ReduceOp op) {
   detail::check_reducible<V>();
   constexpr const char* op_name = "baton::all_reduce";
-  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(v), op_name);
+  if (comm.collective_checks())
+    detail::agree(comm, detail::signature_of(v), op_name);
   const int count = detail::checked_count(v.size(), comm, op_name);
   detail::MpiBuffer<V> buffer(comm, v, true);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<detail::value_t<V>>(), to_mpi(op),
-                          comm.raw()),
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<detail::value_t<V>>(),
+                          to_mpi(op), comm.raw()),
             "MPI_Allreduce", comm.raw());
   buffer.write_back();
 }
@@ -205,21 +224,26 @@ void average(const Communicator& comm, const V& v) {
   using T = detail::value_t<V>;
   static_assert(std::is_floating_point_v<T>, "baton::average needs a floating-point View");
   constexpr const char* op_name = "baton::average";
-  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(v), op_name);
+  if (comm.collective_checks())
+    detail::agree(comm, detail::signature_of(v), op_name);
   const int count = detail::checked_count(v.size(), comm, op_name);
   detail::MpiBuffer<V> buffer(comm, v, true);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<T>(), MPI_SUM, comm.raw()),
-            "MPI_Allreduce", comm.raw());
+  check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<T>(), MPI_SUM, comm.raw()),
+      "MPI_Allreduce", comm.raw());
   const T scale = T(1) / T(comm.size());
   if (buffer.direct()) {
     using Space = typename V::execution_space;
-    Kokkos::View<T*, typename V::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(buffer.data(), v.size());
+    Kokkos::View<T*, typename V::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(
+        buffer.data(), v.size());
     Kokkos::parallel_for(
-        "baton::average", Kokkos::RangePolicy<Space>(0, v.size()), KOKKOS_LAMBDA(std::size_t i) { flat(i) *= scale; });
+        "baton::average", Kokkos::RangePolicy<Space>(0, v.size()),
+        KOKKOS_LAMBDA(std::size_t i) { flat(i) *= scale; });
     Space().fence();
   } else {
     T* data = buffer.data();
-    for (std::size_t i = 0; i < v.size(); ++i) data[i] *= scale;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      data[i] *= scale;
     buffer.write_back();
   }
 }
@@ -227,21 +251,25 @@ void average(const Communicator& comm, const V& v) {
 /// recv (comm.size() * send rows) = every rank's send, concatenated by rank.
 template <class S, class R>
 void all_gather(const Communicator& comm, const S& send, const R& recv) {
-  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>, "send and recv need the same value type");
-  static_assert(detail::rank_v<S> == detail::rank_v<R> || (detail::rank_v<S> == 0 && detail::rank_v<R> == 1),
-                "recv has the rank of send (or 1 for scalar sends)");
+  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
+                "send and recv need the same value type");
+  static_assert(
+      detail::rank_v<S> == detail::rank_v<R> || (detail::rank_v<S> == 0 && detail::rank_v<R> == 1),
+      "recv has the rank of send (or 1 for scalar sends)");
   constexpr const char* op_name = "baton::all_gather";
   const std::size_t rows = detail::rows_of(send);
-  bool fits = detail::rows_of(recv) == rows * comm.size() && recv.size() == send.size() * comm.size();
+  bool fits =
+      detail::rows_of(recv) == rows * comm.size() && recv.size() == send.size() * comm.size();
   detail::agree_or_throw(comm, detail::signature_of(send), op_name, fits, [&] {
-    return "recv " + detail::describe_view(recv) + " cannot hold " + std::to_string(comm.size()) + " x send " +
-           detail::describe_view(send);
+    return "recv " + detail::describe_view(recv) + " cannot hold " + std::to_string(comm.size()) +
+           " x send " + detail::describe_view(send);
   });
   const int count = detail::checked_count(send.size(), comm, op_name);
   detail::MpiBuffer<S> in(comm, send, true);
   detail::MpiBuffer<R> out(comm, recv, false);
   const MPI_Datatype type = mpi_datatype<detail::value_t<S>>();
-  check_mpi(MPI_Allgather(in.data(), count, type, out.data(), count, type, comm.raw()), "MPI_Allgather", comm.raw());
+  check_mpi(MPI_Allgather(in.data(), count, type, out.data(), count, type, comm.raw()),
+            "MPI_Allgather", comm.raw());
   out.write_back();
 }
 
@@ -251,7 +279,8 @@ template <class V>
 detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
   static_assert(detail::rank_v<V> >= 1, "all_gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::all_gatherv";
-  const std::vector<std::size_t> rows = detail::rows_from(detail::exchange_signatures(comm, send), op_name);
+  const std::vector<std::size_t> rows =
+      detail::rows_from(detail::exchange_signatures(comm, send), op_name);
   const std::size_t per_row = detail::row_elements(send);
   std::vector<int> counts(rows.size()), offsets(rows.size());
   std::size_t total_rows = 0;
@@ -264,8 +293,8 @@ detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
-  check_mpi(MPI_Allgatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(), offsets.data(), type,
-                           comm.raw()),
+  check_mpi(MPI_Allgatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(),
+                           offsets.data(), type, comm.raw()),
             "MPI_Allgatherv", comm.raw());
   out.write_back();
   return result;
@@ -278,7 +307,8 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
   static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::gatherv";
   check_rank(comm, root, op_name);
-  const std::vector<std::size_t> rows = detail::rows_from(detail::exchange_signatures(comm, send), op_name);
+  const std::vector<std::size_t> rows =
+      detail::rows_from(detail::exchange_signatures(comm, send), op_name);
   const std::size_t per_row = detail::row_elements(send);
   std::vector<int> counts(rows.size()), offsets(rows.size());
   std::size_t total_rows = 0;
@@ -292,17 +322,19 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
-  check_mpi(MPI_Gatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(), offsets.data(), type, root,
-                        comm.raw()),
+  check_mpi(MPI_Gatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(),
+                        offsets.data(), type, root, comm.raw()),
             "MPI_Gatherv", comm.raw());
-  if (is_root) out.write_back();
+  if (is_root)
+    out.write_back();
   return result;
 }
 
 /// gatherv where every rank has the same row count (checked when collective checks are on).
 template <class V>
 detail::ResultView<V> gather(const Communicator& comm, const V& send, int root) {
-  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(send), "baton::gather");
+  if (comm.collective_checks())
+    detail::agree(comm, detail::signature_of(send), "baton::gather");
   return gatherv(comm, send, root);
 }
 
@@ -314,14 +346,15 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
   constexpr const char* op_name = "baton::reduce_scatter";
   const std::size_t rows = send.extent(0);
   detail::agree_or_throw(comm, detail::signature_of(send), op_name, rows % comm.size() == 0, [&] {
-    return std::to_string(rows) + " rows do not split evenly over " + std::to_string(comm.size()) + " ranks";
+    return std::to_string(rows) + " rows do not split evenly over " + std::to_string(comm.size()) +
+           " ranks";
   });
   auto result = detail::allocate_rows(send, rows / comm.size(), "baton::reduce_scatter");
   const int count = detail::checked_count(result.size(), comm, op_name);
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
-  check_mpi(MPI_Reduce_scatter_block(in.data(), out.data(), count, mpi_datatype<detail::value_t<V>>(), to_mpi(op),
-                                     comm.raw()),
+  check_mpi(MPI_Reduce_scatter_block(in.data(), out.data(), count,
+                                     mpi_datatype<detail::value_t<V>>(), to_mpi(op), comm.raw()),
             "MPI_Reduce_scatter_block", comm.raw());
   out.write_back();
   return result;
@@ -329,8 +362,8 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
 
 /// Reduces `send` over all ranks and gives rank r the next rows_per_rank[r] rows.
 template <class V>
-detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send, const std::vector<std::size_t>& rows_per_rank,
-                                       ReduceOp op) {
+detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
+                                       const std::vector<std::size_t>& rows_per_rank, ReduceOp op) {
   detail::check_reducible<V>();
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter_v splits rows: use rank >= 1");
   constexpr const char* op_name = "baton::reduce_scatter_v";
@@ -340,19 +373,22 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send, 
     total += r;
     hash = (hash ^ static_cast<std::int64_t>(r)) * 1099511628211LL;
   }
-  const bool ok = rows_per_rank.size() == static_cast<std::size_t>(comm.size()) && total == send.extent(0);
+  const bool ok =
+      rows_per_rank.size() == static_cast<std::size_t>(comm.size()) && total == send.extent(0);
   detail::agree_or_throw(comm, detail::signature_of(send, hash), op_name, ok, [&] {
-    return std::to_string(rows_per_rank.size()) + " row counts adding up to " + std::to_string(total) + " for " +
-           std::to_string(comm.size()) + " ranks and " + std::to_string(send.extent(0)) + " rows";
+    return std::to_string(rows_per_rank.size()) + " row counts adding up to " +
+           std::to_string(total) + " for " + std::to_string(comm.size()) + " ranks and " +
+           std::to_string(send.extent(0)) + " rows";
   });
   const std::size_t per_row = detail::row_elements(send);
   std::vector<int> counts(rows_per_rank.size());
-  for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = detail::checked_count(rows_per_rank[r] * per_row, comm, op_name);
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    counts[r] = detail::checked_count(rows_per_rank[r] * per_row, comm, op_name);
   auto result = detail::allocate_rows(send, rows_per_rank[comm.rank()], "baton::reduce_scatter_v");
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
-  check_mpi(MPI_Reduce_scatter(in.data(), out.data(), counts.data(), mpi_datatype<detail::value_t<V>>(), to_mpi(op),
-                               comm.raw()),
+  check_mpi(MPI_Reduce_scatter(in.data(), out.data(), counts.data(),
+                               mpi_datatype<detail::value_t<V>>(), to_mpi(op), comm.raw()),
             "MPI_Reduce_scatter", comm.raw());
   out.write_back();
   return result;
@@ -363,25 +399,29 @@ template <class V>
 void broadcast(const Communicator& comm, const V& v, int root) {
   constexpr const char* op_name = "baton::broadcast";
   check_rank(comm, root, op_name);
-  if (comm.collective_checks()) detail::agree(comm, detail::signature_of(v), op_name);
+  if (comm.collective_checks())
+    detail::agree(comm, detail::signature_of(v), op_name);
   const int count = detail::checked_count(v.size(), comm, op_name);
   const bool is_root = comm.rank() == root;
   detail::MpiBuffer<V> buffer(comm, v, is_root);
-  check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()), "MPI_Bcast",
-            comm.raw());
-  if (!is_root) buffer.write_back();
+  check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()),
+            "MPI_Bcast", comm.raw());
+  if (!is_root)
+    buffer.write_back();
 }
 
 /// Root's View on every rank: the others allocate a V shaped like root's (only root's `v` is read).
 template <class V>
-V broadcast_view(const Communicator& comm, const V& v, int root, const std::string& label = "baton::broadcast_view") {
-  static_assert(detail::left_or_right_v<V>, "broadcast_view allocates LayoutLeft or LayoutRight Views");
+V broadcast_view(const Communicator& comm, const V& v, int root,
+                 const std::string& label = "baton::broadcast_view") {
+  static_assert(detail::left_or_right_v<V>,
+                "broadcast_view allocates LayoutLeft or LayoutRight Views");
   constexpr const char* op_name = "baton::broadcast_view";
   check_rank(comm, root, op_name);
   const bool is_root = comm.rank() == root;
   auto header = encode_envelope(detail::envelope_of(v, WireLayout::right));
-  check_mpi(MPI_Bcast(header.data(), static_cast<int>(header.size()), MPI_BYTE, root, comm.raw()), "MPI_Bcast",
-            comm.raw());
+  check_mpi(MPI_Bcast(header.data(), static_cast<int>(header.size()), MPI_BYTE, root, comm.raw()),
+            "MPI_Bcast", comm.raw());
   // Every rank must be able to hold root's View before any data moves, or all throw together.
   V result = v;
   int ok = 1;
@@ -389,7 +429,8 @@ V broadcast_view(const Communicator& comm, const V& v, int root, const std::stri
   if (!is_root) {
     try {
       const ViewEnvelope sent = decode_envelope_header(header.data());
-      detail::check_allocatable<V>(sent, std::string(op_name) + " (root " + std::to_string(root) + ")");
+      detail::check_allocatable<V>(sent,
+                                   std::string(op_name) + " (root " + std::to_string(root) + ")");
       result = detail::allocate_like<V>(sent, label);
     } catch (const Error& error) {
       ok = 0;
@@ -397,13 +438,17 @@ V broadcast_view(const Communicator& comm, const V& v, int root, const std::stri
     }
   }
   int all_ok = 0;
-  check_mpi(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm.raw()), "MPI_Allreduce", comm.raw());
-  if (!all_ok) throw Error(why.empty() ? std::string(op_name) + ": another rank cannot hold root's View" : why);
+  check_mpi(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm.raw()), "MPI_Allreduce",
+            comm.raw());
+  if (!all_ok)
+    throw Error(why.empty() ? std::string(op_name) + ": another rank cannot hold root's View"
+                            : why);
   const int count = detail::checked_count(result.size(), comm, op_name);
   detail::MpiBuffer<V> buffer(comm, result, is_root);
-  check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()), "MPI_Bcast",
-            comm.raw());
-  if (!is_root) buffer.write_back();
+  check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()),
+            "MPI_Bcast", comm.raw());
+  if (!is_root)
+    buffer.write_back();
   return result;
 }
 

@@ -14,7 +14,9 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
     return;
   }
   try {
-    if (owned_) check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", comm_);
+    if (owned_)
+      check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler",
+                comm_);
     check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank", comm_);
     check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size", comm_);
     void* value = nullptr;
@@ -23,7 +25,8 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
     tag_ub_ = found ? *static_cast<int*>(value) : 32767;  // 32767: the least MPI guarantees
     if (owned_) {
       check_mpi(MPI_Comm_dup(comm_, &payload_), "MPI_Comm_dup", comm_);
-      check_mpi(MPI_Comm_set_errhandler(payload_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", payload_);
+      check_mpi(MPI_Comm_set_errhandler(payload_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler",
+                payload_);
       sequences_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(size_));
     }
   } catch (...) {
@@ -32,9 +35,13 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
   }
 }
 
-Communicator::~Communicator() { release(); }
+Communicator::~Communicator() {
+  release();
+}
 
-Communicator::Communicator(Communicator&& other) noexcept { swap(other); }
+Communicator::Communicator(Communicator&& other) noexcept {
+  swap(other);
+}
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
   if (this != &other) {
@@ -57,7 +64,8 @@ void Communicator::swap(Communicator& other) noexcept {
 }
 
 int Communicator::next_sequence(int dest) const noexcept {
-  const std::uint32_t n = sequences_[static_cast<std::size_t>(dest)].fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t n =
+      sequences_[static_cast<std::size_t>(dest)].fetch_add(1, std::memory_order_relaxed);
   return static_cast<int>(n % (static_cast<std::uint32_t>(tag_ub_) + 1u));
 }
 
@@ -67,7 +75,8 @@ void Communicator::release() noexcept {
     MPI_Finalized(&finalized);
     // After MPI_Finalize the handles are gone with MPI; freeing them then would be an error.
     if (!finalized) {
-      if (payload_ != MPI_COMM_NULL) MPI_Comm_free(&payload_);
+      if (payload_ != MPI_COMM_NULL)
+        MPI_Comm_free(&payload_);
       MPI_Comm_free(&comm_);
     }
   }
@@ -90,15 +99,20 @@ bool Communicator::default_collective_checks() noexcept {
 }
 
 Communicator Communicator::duplicate(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) throw Error("baton::Communicator::duplicate: the communicator is MPI_COMM_NULL");
+  if (comm == MPI_COMM_NULL)
+    throw Error("baton::Communicator::duplicate: the communicator is MPI_COMM_NULL");
   MPI_Comm copy = MPI_COMM_NULL;
   check_mpi(MPI_Comm_dup(comm, &copy), "MPI_Comm_dup", comm);
   return Communicator(copy, true);
 }
 
-Communicator Communicator::adopt(MPI_Comm comm) { return Communicator(comm, true); }
+Communicator Communicator::adopt(MPI_Comm comm) {
+  return Communicator(comm, true);
+}
 
-Communicator Communicator::borrow(MPI_Comm comm) { return Communicator(comm, false); }
+Communicator Communicator::borrow(MPI_Comm comm) {
+  return Communicator(comm, false);
+}
 
 void Communicator::require_handle(const char* operation) const {
   if (comm_ == MPI_COMM_NULL) {

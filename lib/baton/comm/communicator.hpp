@@ -66,8 +66,8 @@ class Communicator {
   void set_view_path(ViewPath path) noexcept { view_path_ = path; }
 
   /// Whether collectives first agree that every rank passed matching shapes (one extra small
-  /// collective), so that a mismatch is a baton::Error on every rank instead of undefined behaviour.
-  /// Default: on, unless the environment sets BATON_CHECK_COLLECTIVES=0. The v-variants
+  /// collective), so that a mismatch is a baton::Error on every rank instead of undefined
+  /// behaviour. Default: on, unless the environment sets BATON_CHECK_COLLECTIVES=0. The v-variants
   /// (all_gatherv, gatherv) always check: they exchange shapes anyway.
   bool collective_checks() const noexcept { return collective_checks_; }
   void set_collective_checks(bool on) noexcept { collective_checks_ = on; }
@@ -76,7 +76,8 @@ class Communicator {
   /// View messages carry their data there, matched by a sequence tag, so that no receive on raw()
   /// can see it. MPI_COMM_NULL for borrowed communicators. For Baton's transport.
   MPI_Comm payload() const noexcept { return payload_; }
-  /// The next sequence tag for a message to `dest` on payload() (per destination, wraps at tag_ub()).
+  /// The next sequence tag for a message to `dest` on payload() (per destination, wraps at
+  /// tag_ub()).
   int next_sequence(int dest) const noexcept;
 
   /// The largest valid tag (the MPI_TAG_UB attribute); -1 for a null communicator.

@@ -54,7 +54,8 @@ namespace detail {
 /// Checks an MPI return code: MPI_SUCCESS passes, anything else goes to the error hook and then
 /// throws baton::Error naming `operation`, the rank in `comm` (or in the world) and MPI's text.
 inline void check_mpi(int code, const char* operation, MPI_Comm comm = MPI_COMM_NULL) {
-  if (code != MPI_SUCCESS) detail::raise_mpi_error(code, operation, comm);
+  if (code != MPI_SUCCESS)
+    detail::raise_mpi_error(code, operation, comm);
 }
 
 }  // namespace baton

@@ -36,7 +36,8 @@ GpuAwareness decide_gpu_awareness(const char* env_value, const std::string& buil
                                   const std::string& device_backend, const MpiGpuQuery& query) {
   if (env_value != nullptr && *env_value != '\0') {
     const std::string value(env_value);
-    if (value == "0" || value == "1") return {value == "1", "BATON_GPU_AWARE"};
+    if (value == "0" || value == "1")
+      return {value == "1", "BATON_GPU_AWARE"};
     throw Error("BATON_GPU_AWARE must be 0 or 1, not '" + value + "'");
   }
   if (build_default == "ON" || build_default == "OFF") {
@@ -45,9 +46,12 @@ GpuAwareness decide_gpu_awareness(const char* env_value, const std::string& buil
   if (build_default != "AUTO") {
     throw Error("BATON_GPU_AWARE_MPI must be AUTO, ON or OFF, not '" + build_default + "'");
   }
-  if (device_backend.empty()) return {false, "no GPU backend in Kokkos"};
-  if (device_backend == "cuda" && query.cuda) return {*query.cuda, "MPIX_Query_cuda_support"};
-  if (device_backend == "hip" && query.rocm) return {*query.rocm, "MPIX_Query_rocm_support"};
+  if (device_backend.empty())
+    return {false, "no GPU backend in Kokkos"};
+  if (device_backend == "cuda" && query.cuda)
+    return {*query.cuda, "MPIX_Query_cuda_support"};
+  if (device_backend == "hip" && query.rocm)
+    return {*query.rocm, "MPIX_Query_rocm_support"};
   return {false, "no query available"};
 }
 
@@ -67,7 +71,8 @@ GpuAwareness gpu_aware_mpi() {
   const std::string backend = kokkos_device_backend();
   // Ask the MPI only when the answer depends on it.
   const bool ask = (env == nullptr || *env == '\0') && build_default == "AUTO" && !backend.empty();
-  return decide_gpu_awareness(env, build_default, backend, ask ? query_mpi_gpu_support() : MpiGpuQuery{});
+  return decide_gpu_awareness(env, build_default, backend,
+                              ask ? query_mpi_gpu_support() : MpiGpuQuery{});
 }
 
 }  // namespace baton

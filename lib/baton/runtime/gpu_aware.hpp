@@ -19,7 +19,8 @@ struct GpuAwareness {
 /// What the MPI library says about itself, when it has a query for it (MPI must be initialized).
 struct MpiGpuQuery {
   std::optional<bool> cuda;  ///< MPIX_Query_cuda_support (Open MPI, MPICH 4)
-  std::optional<bool> rocm;  ///< MPIX_Query_rocm_support (Open MPI 5), MPIX_GPU_query_support (MPICH)
+  std::optional<bool>
+      rocm;  ///< MPIX_Query_rocm_support (Open MPI 5), MPIX_GPU_query_support (MPICH)
 };
 MpiGpuQuery query_mpi_gpu_support();
 

@@ -12,10 +12,14 @@ namespace baton {
 
 const char* to_string(ThreadLevel level) noexcept {
   switch (level) {
-    case ThreadLevel::single: return "single";
-    case ThreadLevel::funneled: return "funneled";
-    case ThreadLevel::serialized: return "serialized";
-    case ThreadLevel::multiple: return "multiple";
+    case ThreadLevel::single:
+      return "single";
+    case ThreadLevel::funneled:
+      return "funneled";
+    case ThreadLevel::serialized:
+      return "serialized";
+    case ThreadLevel::multiple:
+      return "multiple";
   }
   return "unknown";
 }
@@ -23,7 +27,8 @@ const char* to_string(ThreadLevel level) noexcept {
 ThreadLevel parse_thread_level(const char* name) {
   for (ThreadLevel level : {ThreadLevel::single, ThreadLevel::funneled, ThreadLevel::serialized,
                             ThreadLevel::multiple}) {
-    if (name != nullptr && std::strcmp(name, to_string(level)) == 0) return level;
+    if (name != nullptr && std::strcmp(name, to_string(level)) == 0)
+      return level;
   }
   throw Error(std::string("unknown MPI thread level '") + (name ? name : "") +
               "' (expected single, funneled, serialized or multiple)");
@@ -33,11 +38,14 @@ namespace {
 
 // MPI_THREAD_* constants are ordered in every MPI we support, but the standard only promises
 // monotonic values, so compare through the enum's underlying value.
-bool at_least(int provided, ThreadLevel wanted) { return provided >= static_cast<int>(wanted); }
+bool at_least(int provided, ThreadLevel wanted) {
+  return provided >= static_cast<int>(wanted);
+}
 
 ThreadLevel from_mpi(int level) {
   for (ThreadLevel l : {ThreadLevel::multiple, ThreadLevel::serialized, ThreadLevel::funneled}) {
-    if (level >= static_cast<int>(l)) return l;
+    if (level >= static_cast<int>(l))
+      return l;
   }
   return ThreadLevel::single;
 }
@@ -52,13 +60,16 @@ bool is_flag(const char* arg, const char* flag) {
 bool device_chosen_by_user(int argc, char** argv) {
   for (const char* var : {"KOKKOS_DEVICE_ID", "KOKKOS_NUM_DEVICES", "KOKKOS_MAP_DEVICE_ID_BY"}) {
     const char* value = std::getenv(var);
-    if (value != nullptr && *value != '\0') return true;
+    if (value != nullptr && *value != '\0')
+      return true;
   }
   for (int i = 1; argv != nullptr && i < argc; ++i) {
-    if (argv[i] == nullptr) continue;
+    if (argv[i] == nullptr)
+      continue;
     for (const char* flag : {"--kokkos-device-id", "--device-id", "--kokkos-num-devices",
                              "--kokkos-ndevices", "--ndevices", "--kokkos-map-device-id-by"}) {
-      if (is_flag(argv[i], flag)) return true;
+      if (is_flag(argv[i], flag))
+        return true;
     }
   }
   return false;
@@ -66,16 +77,23 @@ bool device_chosen_by_user(int argc, char** argv) {
 
 }  // namespace
 
-Runtime::Runtime(int& argc, char**& argv, RuntimeOptions options) { start(&argc, &argv, options); }
+Runtime::Runtime(int& argc, char**& argv, RuntimeOptions options) {
+  start(&argc, &argv, options);
+}
 
-Runtime::Runtime(RuntimeOptions options) { start(nullptr, nullptr, options); }
+Runtime::Runtime(RuntimeOptions options) {
+  start(nullptr, nullptr, options);
+}
 
-Runtime::~Runtime() { stop(); }
+Runtime::~Runtime() {
+  stop();
+}
 
 void Runtime::start(int* argc, char*** argv, const RuntimeOptions& options) {
   int finalized = 0;
   check_mpi(MPI_Finalized(&finalized), "MPI_Finalized");
-  if (finalized) throw Error("baton::Runtime: MPI was already finalized; it cannot be started again");
+  if (finalized)
+    throw Error("baton::Runtime: MPI was already finalized; it cannot be started again");
 
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
@@ -91,19 +109,21 @@ void Runtime::start(int* argc, char*** argv, const RuntimeOptions& options) {
 
   try {
     if (!at_least(provided, options.thread_level)) {
-      throw Error(std::string("baton::Runtime: MPI thread level '") + to_string(options.thread_level) +
-                  "' requested, but MPI provides only '" + to_string(provided_) + "'");
+      throw Error(std::string("baton::Runtime: MPI thread level '") +
+                  to_string(options.thread_level) + "' requested, but MPI provides only '" +
+                  to_string(provided_) + "'");
     }
     world_ = Communicator::duplicate(MPI_COMM_WORLD);
     node_ = world_.split_node();
 
     if (!Kokkos::is_initialized()) {
       const bool have_args = argc != nullptr && argv != nullptr;
-      if (options.select_device && !device_chosen_by_user(have_args ? *argc : 0,
-                                                          have_args ? *argv : nullptr)) {
+      if (options.select_device &&
+          !device_chosen_by_user(have_args ? *argc : 0, have_args ? *argv : nullptr)) {
         device_id_ = select_device_id(node_.rank(), visible_device_count());
         // Kokkos reads KOKKOS_DEVICE_ID in 3.x, 4.x and 5.x; a command-line flag would still win.
-        if (device_id_ >= 0) setenv("KOKKOS_DEVICE_ID", std::to_string(device_id_).c_str(), 0);
+        if (device_id_ >= 0)
+          setenv("KOKKOS_DEVICE_ID", std::to_string(device_id_).c_str(), 0);
       }
       if (have_args) {
         Kokkos::initialize(*argc, *argv);
@@ -128,7 +148,8 @@ void Runtime::stop() noexcept {
   if (started_mpi_) {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Finalize();
+    if (!finalized)
+      MPI_Finalize();
     started_mpi_ = false;
   }
 }

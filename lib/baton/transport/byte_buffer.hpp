@@ -17,7 +17,8 @@ class ByteBuffer {
   explicit ByteBuffer(std::size_t size)
       : data_(size ? std::unique_ptr<std::byte[]>(new std::byte[size]) : nullptr), size_(size) {}
   ByteBuffer(const void* data, std::size_t size) : ByteBuffer(size) {
-    if (size) std::memcpy(data_.get(), data, size);
+    if (size)
+      std::memcpy(data_.get(), data, size);
   }
 
   std::byte* data() noexcept { return data_.get(); }

@@ -13,16 +13,21 @@ namespace baton {
 
 namespace {
 
-std::string where(const Communicator& comm) { return " (on rank " + std::to_string(comm.rank()) + ")"; }
+std::string where(const Communicator& comm) {
+  return " (on rank " + std::to_string(comm.rank()) + ")";
+}
 
 std::string describe_source(int source) {
   return source == any_source ? std::string("any source") : "source " + std::to_string(source);
 }
 
-std::string describe_tag(int tag) { return tag == any_tag ? std::string("any tag") : "tag " + std::to_string(tag); }
+std::string describe_tag(int tag) {
+  return tag == any_tag ? std::string("any tag") : "tag " + std::to_string(tag);
+}
 
 void require_comm(const Communicator& comm, const char* operation) {
-  if (comm.is_null()) throw Error(std::string(operation) + ": the communicator is null");
+  if (comm.is_null())
+    throw Error(std::string(operation) + ": the communicator is null");
 }
 
 MessageInfo info_from(const Communicator& comm, const MPI_Status& status) {
@@ -40,7 +45,8 @@ MessageInfo info_from(const Communicator& comm, const MPI_Status& status) {
 
 void check_rank(const Communicator& comm, int rank, const char* operation, bool allow_any_source) {
   require_comm(comm, operation);
-  if (allow_any_source && rank == any_source) return;
+  if (allow_any_source && rank == any_source)
+    return;
   if (rank < 0 || rank >= comm.size()) {
     throw Error(std::string(operation) + ": rank " + std::to_string(rank) +
                 " is out of range for a communicator of " + std::to_string(comm.size()) + " ranks" +
@@ -50,7 +56,8 @@ void check_rank(const Communicator& comm, int rank, const char* operation, bool 
 
 void check_tag(const Communicator& comm, int tag, const char* operation, bool allow_any_tag) {
   require_comm(comm, operation);
-  if (allow_any_tag && tag == any_tag) return;
+  if (allow_any_tag && tag == any_tag)
+    return;
   if (tag < 0 || tag > comm.tag_ub()) {
     throw Error(std::string(operation) + ": tag " + std::to_string(tag) + " is outside 0.." +
                 std::to_string(comm.tag_ub()) + " (MPI_TAG_UB)" + where(comm));
@@ -61,7 +68,8 @@ void send(const Communicator& comm, const void* data, std::size_t size, int dest
   check_rank(comm, dest, "baton::send");
   check_tag(comm, tag, "baton::send");
   detail::ByteDatatype type(size);
-  check_mpi(MPI_Send(data, type.count(), type.type(), dest, tag, comm.raw()), "MPI_Send", comm.raw());
+  check_mpi(MPI_Send(data, type.count(), type.type(), dest, tag, comm.raw()), "MPI_Send",
+            comm.raw());
 }
 
 namespace detail {
@@ -71,12 +79,14 @@ Matched mprobe(const Communicator& comm, int source, int tag, const char* operat
   check_tag(comm, tag, operation, true);
   Matched matched;
   MPI_Status status;
-  check_mpi(MPI_Mprobe(source, tag, comm.raw(), &matched.handle, &status), "MPI_Mprobe", comm.raw());
+  check_mpi(MPI_Mprobe(source, tag, comm.raw(), &matched.handle, &status), "MPI_Mprobe",
+            comm.raw());
   matched.info = info_from(comm, status);
   return matched;
 }
 
-std::optional<Matched> improbe(const Communicator& comm, int source, int tag, const char* operation) {
+std::optional<Matched> improbe(const Communicator& comm, int source, int tag,
+                               const char* operation) {
   check_rank(comm, source, operation, true);
   check_tag(comm, tag, operation, true);
   Matched matched;
@@ -84,15 +94,16 @@ std::optional<Matched> improbe(const Communicator& comm, int source, int tag, co
   int found = 0;
   check_mpi(MPI_Improbe(source, tag, comm.raw(), &found, &matched.handle, &status), "MPI_Improbe",
             comm.raw());
-  if (!found) return std::nullopt;
+  if (!found)
+    return std::nullopt;
   matched.info = info_from(comm, status);
   return matched;
 }
 
 void mrecv_bytes(const Communicator& comm, Matched& matched, void* data) {
   ByteDatatype type(matched.info.size);
-  check_mpi(MPI_Mrecv(data, type.count(), type.type(), &matched.handle, MPI_STATUS_IGNORE), "MPI_Mrecv",
-            comm.raw());
+  check_mpi(MPI_Mrecv(data, type.count(), type.type(), &matched.handle, MPI_STATUS_IGNORE),
+            "MPI_Mrecv", comm.raw());
 }
 
 }  // namespace detail
@@ -112,7 +123,8 @@ Message recv(const Communicator& comm, int source, int tag) {
 
 Message recv(const Communicator& comm, int source, int tag, std::chrono::duration<double> timeout) {
   const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+  const auto deadline =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
   auto pause = std::chrono::microseconds(1);
   for (;;) {
     if (auto matched = detail::improbe(comm, source, tag, "baton::recv")) {
@@ -144,21 +156,23 @@ std::optional<MessageInfo> iprobe(const Communicator& comm, int source, int tag)
   MPI_Status status;
   int found = 0;
   check_mpi(MPI_Iprobe(source, tag, comm.raw(), &found, &status), "MPI_Iprobe", comm.raw());
-  if (!found) return std::nullopt;
+  if (!found)
+    return std::nullopt;
   return info_from(comm, status);
 }
 
 // --- SendHandle ----------------------------------------------------------------------------------
 
-SendHandle::SendHandle(const Communicator& comm, std::shared_ptr<const void> keep_alive, const void* data,
-                       std::size_t size, int dest, int tag)
+SendHandle::SendHandle(const Communicator& comm, std::shared_ptr<const void> keep_alive,
+                       const void* data, std::size_t size, int dest, int tag)
     : comm_(comm.raw()), keep_alive_(std::move(keep_alive)) {
   check_rank(comm, dest, "baton::isend");
   check_tag(comm, tag, "baton::isend");
   // A derived type (past INT_MAX bytes) may be freed while the send is pending: MPI completes
   // communication that uses a freed type normally (MPI standard, MPI_Type_free).
   detail::ByteDatatype type(size);
-  check_mpi(MPI_Isend(data, type.count(), type.type(), dest, tag, comm_, &requests_[0]), "MPI_Isend", comm_);
+  check_mpi(MPI_Isend(data, type.count(), type.type(), dest, tag, comm_, &requests_[0]),
+            "MPI_Isend", comm_);
 }
 
 SendHandle SendHandle::start(const Communicator& comm, std::shared_ptr<const void> keep_alive,
@@ -168,13 +182,15 @@ SendHandle SendHandle::start(const Communicator& comm, std::shared_ptr<const voi
   SendHandle handle;
   handle.comm_ = comm.raw();
   handle.keep_alive_ = std::move(keep_alive);
-  check_mpi(MPI_Isend(buffer, count, type, dest, tag, handle.comm_, &handle.requests_[0]), "MPI_Isend",
-            handle.comm_);
+  check_mpi(MPI_Isend(buffer, count, type, dest, tag, handle.comm_, &handle.requests_[0]),
+            "MPI_Isend", handle.comm_);
   return handle;
 }
 
-void SendHandle::also_send(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type, int dest, int tag) {
-  if (requests_[1] != MPI_REQUEST_NULL) throw Error("baton::SendHandle::also_send: a second send is already posted");
+void SendHandle::also_send(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type,
+                           int dest, int tag) {
+  if (requests_[1] != MPI_REQUEST_NULL)
+    throw Error("baton::SendHandle::also_send: a second send is already posted");
   check_mpi(MPI_Isend(buffer, count, type, dest, tag, comm, &requests_[1]), "MPI_Isend", comm);
 }
 
@@ -185,7 +201,8 @@ SendHandle::~SendHandle() {
   }
   const int rc = MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) {
-    std::fprintf(stderr, "baton: MPI_Waitall in ~SendHandle failed: %s\n", mpi_error_string(rc).c_str());
+    std::fprintf(stderr, "baton: MPI_Waitall in ~SendHandle failed: %s\n",
+                 mpi_error_string(rc).c_str());
   }
   finish();
 }
@@ -197,7 +214,8 @@ SendHandle::SendHandle(SendHandle&& other) noexcept
 
 SendHandle& SendHandle::operator=(SendHandle&& other) noexcept {
   if (this != &other) {
-    if (active()) MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE);
+    if (active())
+      MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE);
     finish();
     requests_ = std::exchange(other.requests_, {MPI_REQUEST_NULL, MPI_REQUEST_NULL});
     comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
@@ -207,20 +225,25 @@ SendHandle& SendHandle::operator=(SendHandle&& other) noexcept {
 }
 
 bool SendHandle::test() {
-  if (!active()) return true;
+  if (!active())
+    return true;
   int done = 0;
   check_mpi(MPI_Testall(2, requests_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall", comm_);
-  if (done) finish();
+  if (done)
+    finish();
   return done != 0;
 }
 
 void SendHandle::wait() {
-  if (!active()) return;
+  if (!active())
+    return;
   check_mpi(MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_);
   finish();
 }
 
-void SendHandle::finish() noexcept { keep_alive_.reset(); }
+void SendHandle::finish() noexcept {
+  keep_alive_.reset();
+}
 
 SendHandle isend(const Communicator& comm, std::vector<std::byte> bytes, int dest, int tag) {
   auto owned = std::make_shared<std::vector<std::byte>>(std::move(bytes));

@@ -36,9 +36,11 @@ struct Message {
 };
 
 /// Throws baton::Error unless 0 <= dest < comm.size(). `operation` names the caller.
-void check_rank(const Communicator& comm, int rank, const char* operation, bool allow_any_source = false);
+void check_rank(const Communicator& comm, int rank, const char* operation,
+                bool allow_any_source = false);
 /// Throws baton::Error unless 0 <= tag <= comm.tag_ub() (or any_tag, when allowed).
-void check_tag(const Communicator& comm, int tag, const char* operation, bool allow_any_tag = false);
+void check_tag(const Communicator& comm, int tag, const char* operation,
+               bool allow_any_tag = false);
 
 /// Blocking send of `size` bytes (any size, also past 2 GiB) to `dest` on channel `tag`.
 void send(const Communicator& comm, const void* data, std::size_t size, int dest, int tag);
@@ -49,18 +51,20 @@ inline void send(const Communicator& comm, const ByteBuffer& bytes, int dest, in
   send(comm, bytes.data(), bytes.size(), dest, tag);
 }
 
-/// Receives the next message from `source` (or any_source) on `tag` (or any_tag), whatever its size.
-/// MPI_Mprobe + MPI_Mrecv: the matched message cannot be taken by another thread in between.
+/// Receives the next message from `source` (or any_source) on `tag` (or any_tag), whatever its
+/// size. MPI_Mprobe + MPI_Mrecv: the matched message cannot be taken by another thread in between.
 Message recv(const Communicator& comm, int source = any_source, int tag = any_tag);
 
-/// As recv(), but throws baton::Error naming the source and tag if nothing matches within `timeout`.
-/// Nothing is consumed then: a message that arrives later is still there for the next receive.
+/// As recv(), but throws baton::Error naming the source and tag if nothing matches within
+/// `timeout`. Nothing is consumed then: a message that arrives later is still there for the next
+/// receive.
 Message recv(const Communicator& comm, int source, int tag, std::chrono::duration<double> timeout);
 
 /// Blocks until a matching message is there; does not receive it.
 MessageInfo probe(const Communicator& comm, int source = any_source, int tag = any_tag);
 /// Returns the next matching message's description if one is there now; does not receive it.
-std::optional<MessageInfo> iprobe(const Communicator& comm, int source = any_source, int tag = any_tag);
+std::optional<MessageInfo> iprobe(const Communicator& comm, int source = any_source,
+                                  int tag = any_tag);
 
 /// A non-blocking send that keeps its data alive until the send completes. Move-only.
 /// The destructor waits for completion (a send handle never abandons its buffer); errors there are
@@ -77,10 +81,12 @@ class SendHandle {
   SendHandle(const SendHandle&) = delete;
   /// Starts MPI_Isend(buffer, count, type) (a derived type may be freed after this returns),
   /// keeping `keep_alive` until completion. For senders of composite messages.
-  static SendHandle start(const Communicator& comm, std::shared_ptr<const void> keep_alive, const void* buffer,
-                          int count, MPI_Datatype type, int dest, int tag);
-  /// Posts a second send on `comm` (e.g. the data of a split View message) completed with the first.
-  void also_send(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type, int dest, int tag);
+  static SendHandle start(const Communicator& comm, std::shared_ptr<const void> keep_alive,
+                          const void* buffer, int count, MPI_Datatype type, int dest, int tag);
+  /// Posts a second send on `comm` (e.g. the data of a split View message) completed with the
+  /// first.
+  void also_send(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type, int dest,
+                 int tag);
   SendHandle& operator=(const SendHandle&) = delete;
 
   /// True once the send has completed (and then the buffer is released).
@@ -111,7 +117,8 @@ struct Matched {
   MessageInfo info;
 };
 Matched mprobe(const Communicator& comm, int source, int tag, const char* operation);
-std::optional<Matched> improbe(const Communicator& comm, int source, int tag, const char* operation);
+std::optional<Matched> improbe(const Communicator& comm, int source, int tag,
+                               const char* operation);
 /// MPI_Mrecv of a matched message into `size` bytes at `data` (size must equal the message's).
 void mrecv_bytes(const Communicator& comm, Matched& matched, void* data);
 }  // namespace detail

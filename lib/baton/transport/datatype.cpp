@@ -37,7 +37,8 @@ ByteDatatype::ByteDatatype(std::size_t bytes) {
 }
 
 ByteDatatype::~ByteDatatype() {
-  if (owned_) MPI_Type_free(&type_);
+  if (owned_)
+    MPI_Type_free(&type_);
 }
 
 ByteDatatype::ByteDatatype(ByteDatatype&& other) noexcept
@@ -59,7 +60,8 @@ TwoBlockDatatype::TwoBlockDatatype(const void* first, std::size_t first_bytes, c
 }
 
 TwoBlockDatatype::~TwoBlockDatatype() {
-  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+  if (type_ != MPI_DATATYPE_NULL)
+    MPI_Type_free(&type_);
 }
 
 TwoBlockDatatype::TwoBlockDatatype(TwoBlockDatatype&& other) noexcept

@@ -32,7 +32,8 @@ class ByteDatatype {
 /// in place with MPI_BOTTOM and absolute addresses: no packing copy.
 class TwoBlockDatatype {
  public:
-  TwoBlockDatatype(const void* first, std::size_t first_bytes, const void* second, std::size_t second_bytes);
+  TwoBlockDatatype(const void* first, std::size_t first_bytes, const void* second,
+                   std::size_t second_bytes);
   ~TwoBlockDatatype();
   TwoBlockDatatype(TwoBlockDatatype&& other) noexcept;
   TwoBlockDatatype& operator=(TwoBlockDatatype&&) = delete;

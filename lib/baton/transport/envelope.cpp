@@ -9,18 +9,30 @@ namespace baton {
 
 const char* to_string(ValueType type) noexcept {
   switch (type) {
-    case ValueType::boolean: return "bool";
-    case ValueType::int8: return "int8";
-    case ValueType::uint8: return "uint8";
-    case ValueType::int16: return "int16";
-    case ValueType::uint16: return "uint16";
-    case ValueType::int32: return "int32";
-    case ValueType::uint32: return "uint32";
-    case ValueType::int64: return "int64";
-    case ValueType::uint64: return "uint64";
-    case ValueType::float32: return "float32";
-    case ValueType::float64: return "float64";
-    case ValueType::float128: return "float128";
+    case ValueType::boolean:
+      return "bool";
+    case ValueType::int8:
+      return "int8";
+    case ValueType::uint8:
+      return "uint8";
+    case ValueType::int16:
+      return "int16";
+    case ValueType::uint16:
+      return "uint16";
+    case ValueType::int32:
+      return "int32";
+    case ValueType::uint32:
+      return "uint32";
+    case ValueType::int64:
+      return "int64";
+    case ValueType::uint64:
+      return "uint64";
+    case ValueType::float32:
+      return "float32";
+    case ValueType::float64:
+      return "float64";
+    case ValueType::float128:
+      return "float128";
   }
   return "unknown";
 }
@@ -29,21 +41,28 @@ std::size_t size_of(ValueType type) noexcept {
   switch (type) {
     case ValueType::boolean:
     case ValueType::int8:
-    case ValueType::uint8: return 1;
+    case ValueType::uint8:
+      return 1;
     case ValueType::int16:
-    case ValueType::uint16: return 2;
+    case ValueType::uint16:
+      return 2;
     case ValueType::int32:
     case ValueType::uint32:
-    case ValueType::float32: return 4;
+    case ValueType::float32:
+      return 4;
     case ValueType::int64:
     case ValueType::uint64:
-    case ValueType::float64: return 8;
-    case ValueType::float128: return 16;
+    case ValueType::float64:
+      return 8;
+    case ValueType::float128:
+      return 16;
   }
   return 0;
 }
 
-bool is_known(ValueType type) noexcept { return size_of(type) != 0; }
+bool is_known(ValueType type) noexcept {
+  return size_of(type) != 0;
+}
 
 namespace {
 
@@ -52,18 +71,21 @@ constexpr std::uint8_t split_magic[4] = {'B', 'T', 'N', 'S'};
 
 // Multiplies, or returns false on overflow.
 bool multiply(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return false;
+  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a)
+    return false;
   out = a * b;
   return true;
 }
 
 void put_u64(std::byte* out, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xffu);
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xffu);
 }
 
 std::uint64_t get_u64(const std::byte* in) {
   std::uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) value |= std::uint64_t(std::to_integer<std::uint8_t>(in[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    value |= std::uint64_t(std::to_integer<std::uint8_t>(in[i])) << (8 * i);
   return value;
 }
 
@@ -72,7 +94,8 @@ std::uint64_t get_u64(const std::byte* in) {
 std::uint64_t ViewEnvelope::element_count() const noexcept {
   std::uint64_t count = 1;
   for (std::size_t d = 0; d < rank && d < max_rank; ++d) {
-    if (!multiply(count, extents[d], count)) return std::numeric_limits<std::uint64_t>::max();
+    if (!multiply(count, extents[d], count))
+      return std::numeric_limits<std::uint64_t>::max();
   }
   return count;
 }
@@ -89,7 +112,8 @@ std::string ViewEnvelope::describe() const {
   std::string text = to_string(value_type);
   text += "[";
   for (std::size_t d = 0; d < rank && d < max_rank; ++d) {
-    if (d) text += ",";
+    if (d)
+      text += ",";
     text += std::to_string(extents[d]);
   }
   text += layout == WireLayout::left ? "] (left)" : "] (right)";
@@ -109,7 +133,8 @@ std::array<std::byte, ViewEnvelope::wire_size> encode_envelope(const ViewEnvelop
   return out;
 }
 
-std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(const ViewEnvelope& envelope) {
+std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(
+    const ViewEnvelope& envelope) {
   std::array<std::byte, ViewEnvelope::split_wire_size> out{};
   const auto head = encode_envelope(envelope);
   std::memcpy(out.data(), head.data(), head.size());
@@ -120,7 +145,9 @@ std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(const
 
 namespace {
 ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool check_data_size) {
-  const auto fail = [](const std::string& what) { throw Error("baton: bad View message: " + what); };
+  const auto fail = [](const std::string& what) {
+    throw Error("baton: bad View message: " + what);
+  };
   if (message_size < ViewEnvelope::wire_size) {
     fail(std::to_string(message_size) + " bytes, shorter than the " +
          std::to_string(ViewEnvelope::wire_size) + "-byte envelope");
@@ -128,7 +155,8 @@ ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool che
   std::int64_t sequence = -1;
   if (message_size == ViewEnvelope::split_wire_size && std::memcmp(message, split_magic, 4) == 0) {
     const std::uint64_t tag = get_u64(message + ViewEnvelope::wire_size);
-    if (tag > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) fail("sequence tag " + std::to_string(tag) + " over INT_MAX");
+    if (tag > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+      fail("sequence tag " + std::to_string(tag) + " over INT_MAX");
     sequence = static_cast<std::int64_t>(tag);
     check_data_size = false;
   } else if (std::memcmp(message, magic, 4) != 0) {
@@ -142,10 +170,13 @@ ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool che
   ViewEnvelope envelope;
   envelope.sequence = sequence;
   envelope.value_type = static_cast<ValueType>(byte_at(5));
-  if (!is_known(envelope.value_type)) fail("unknown value type code " + std::to_string(byte_at(5)));
+  if (!is_known(envelope.value_type))
+    fail("unknown value type code " + std::to_string(byte_at(5)));
   envelope.rank = byte_at(6);
-  if (envelope.rank > ViewEnvelope::max_rank) fail("rank " + std::to_string(envelope.rank) + " over 8");
-  if (byte_at(7) > 1) fail("layout code " + std::to_string(byte_at(7)));
+  if (envelope.rank > ViewEnvelope::max_rank)
+    fail("rank " + std::to_string(envelope.rank) + " over 8");
+  if (byte_at(7) > 1)
+    fail("layout code " + std::to_string(byte_at(7)));
   envelope.layout = static_cast<WireLayout>(byte_at(7));
   for (std::size_t d = 0; d < ViewEnvelope::max_rank; ++d) {
     envelope.extents[d] = get_u64(message + 8 + 8 * d);
@@ -156,13 +187,15 @@ ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool che
   std::uint64_t count = 1;
   std::uint64_t bytes = 0;
   for (std::size_t d = 0; d < envelope.rank; ++d) {
-    if (!multiply(count, envelope.extents[d], count)) fail("element count overflows");
+    if (!multiply(count, envelope.extents[d], count))
+      fail("element count overflows");
   }
-  if (!multiply(count, size_of(envelope.value_type), bytes)) fail("data size overflows");
+  if (!multiply(count, size_of(envelope.value_type), bytes))
+    fail("data size overflows");
   const std::uint64_t carried = message_size - ViewEnvelope::wire_size;
   if (check_data_size && bytes != carried) {
-    fail(envelope.describe() + " needs " + std::to_string(bytes) + " data bytes, the message carries " +
-         std::to_string(carried));
+    fail(envelope.describe() + " needs " + std::to_string(bytes) +
+         " data bytes, the message carries " + std::to_string(carried));
   }
   return envelope;
 }

@@ -55,13 +55,15 @@ struct ViewEnvelope {
 /// Writes the 72-byte wire form.
 std::array<std::byte, ViewEnvelope::wire_size> encode_envelope(const ViewEnvelope& envelope);
 /// Writes the 80-byte split form (envelope.sequence must be >= 0).
-std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(const ViewEnvelope& envelope);
+std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(
+    const ViewEnvelope& envelope);
 
 /// Reads an envelope from untrusted bytes: `message` is the whole message (envelope and data),
-/// `message_size` its length. Throws baton::Error naming the first thing wrong: too short, bad magic,
-/// version, unknown value type, rank over 8, layout, non-zero unused extents, an element count that
-/// overflows, or a data size that differs from the message's. Reads the split form too (a message
-/// of exactly 80 bytes starting "BTNS"); its sequence is then >= 0 and no data size is checked.
+/// `message_size` its length. Throws baton::Error naming the first thing wrong: too short, bad
+/// magic, version, unknown value type, rank over 8, layout, non-zero unused extents, an element
+/// count that overflows, or a data size that differs from the message's. Reads the split form too
+/// (a message of exactly 80 bytes starting "BTNS"); its sequence is then >= 0 and no data size is
+/// checked.
 ViewEnvelope decode_envelope(const std::byte* message, std::size_t message_size);
 
 /// Reads the 72 envelope bytes alone (the data travels elsewhere): the same checks as

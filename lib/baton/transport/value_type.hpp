@@ -39,18 +39,26 @@ constexpr ValueType value_type_of() noexcept {
     return ValueType::boolean;
   } else if constexpr (std::is_floating_point_v<U>) {
     static_assert(sizeof(U) == 4 || sizeof(U) == 8 || sizeof(U) == 16, "unsupported floating type");
-    if constexpr (sizeof(U) == 4) return ValueType::float32;
-    if constexpr (sizeof(U) == 8) return ValueType::float64;
+    if constexpr (sizeof(U) == 4)
+      return ValueType::float32;
+    if constexpr (sizeof(U) == 8)
+      return ValueType::float64;
     return ValueType::float128;
   } else if constexpr (std::is_signed_v<U>) {
-    if constexpr (sizeof(U) == 1) return ValueType::int8;
-    if constexpr (sizeof(U) == 2) return ValueType::int16;
-    if constexpr (sizeof(U) == 4) return ValueType::int32;
+    if constexpr (sizeof(U) == 1)
+      return ValueType::int8;
+    if constexpr (sizeof(U) == 2)
+      return ValueType::int16;
+    if constexpr (sizeof(U) == 4)
+      return ValueType::int32;
     return ValueType::int64;
   } else {
-    if constexpr (sizeof(U) == 1) return ValueType::uint8;
-    if constexpr (sizeof(U) == 2) return ValueType::uint16;
-    if constexpr (sizeof(U) == 4) return ValueType::uint32;
+    if constexpr (sizeof(U) == 1)
+      return ValueType::uint8;
+    if constexpr (sizeof(U) == 2)
+      return ValueType::uint16;
+    if constexpr (sizeof(U) == 4)
+      return ValueType::uint32;
     return ValueType::uint64;
   }
 }

@@ -51,8 +51,9 @@ struct SmallMessage {
 /// The error context of a receive, as a callable: the text is only built when an error is thrown.
 inline auto context(const char* operation, const MessageInfo& info, const Communicator& comm) {
   return [operation, info, &comm] {
-    return std::string(operation) + " (message from source " + std::to_string(info.source) + " with tag " +
-           std::to_string(info.tag) + ", on rank " + std::to_string(comm.rank()) + ")";
+    return std::string(operation) + " (message from source " + std::to_string(info.source) +
+           " with tag " + std::to_string(info.tag) + ", on rank " + std::to_string(comm.rank()) +
+           ")";
   };
 }
 
@@ -80,16 +81,17 @@ struct OutgoingView {
   using MS = typename V::memory_space;
   Header header{};
   V view;
-  Kokkos::View<T*, Kokkos::HostSpace> staging;          // host copy, when staged
-  Kokkos::View<unsigned char*, MS> packed;               // envelope + data in device memory (direct device path)
-  const void* data = nullptr;                            // the data block (host, or the View's memory)
+  Kokkos::View<T*, Kokkos::HostSpace> staging;  // host copy, when staged
+  Kokkos::View<unsigned char*, MS> packed;  // envelope + data in device memory (direct device path)
+  const void* data = nullptr;               // the data block (host, or the View's memory)
   std::size_t bytes = 0;
   std::array<std::byte, ViewEnvelope::split_wire_size> split_header{};
-  int sequence = -1;                                     // >= 0: split form, data on comm.payload()
-  std::size_t small_size = 0;                            // > 0: envelope + data packed in `small`
-  std::byte small[small_message];                        // left uninitialised: only small_size bytes are used
+  int sequence = -1;               // >= 0: split form, data on comm.payload()
+  std::size_t small_size = 0;      // > 0: envelope + data packed in `small`
+  std::byte small[small_message];  // left uninitialised: only small_size bytes are used
 
-  OutgoingView(const Communicator& comm, const V& v, int dest) : view(v), bytes(v.size() * sizeof(T)) {
+  OutgoingView(const Communicator& comm, const V& v, int dest)
+      : view(v), bytes(v.size() * sizeof(T)) {
     typename V::execution_space().fence();  // kernels that wrote v are done
     prepare(comm);
     if (packed.data() == nullptr && comm.payload() != MPI_COMM_NULL && bytes >= split_threshold()) {
@@ -99,7 +101,8 @@ struct OutgoingView {
     } else if (packed.data() == nullptr && header.size() + bytes <= small_message) {
       small_size = header.size() + bytes;
       std::memcpy(small, header.data(), header.size());
-      if (bytes) std::memcpy(small + header.size(), data, bytes);
+      if (bytes)
+        std::memcpy(small + header.size(), data, bytes);
     }
   }
 
@@ -119,8 +122,8 @@ struct OutgoingView {
     }
     const WireLayout layout = in_wire_form(v) ? natural_layout<V>() : WireLayout::right;
     header = encode_envelope(envelope_of(v, layout));
-    staging = Kokkos::View<T*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"),
-                                                  v.size());
+    staging = Kokkos::View<T*, Kokkos::HostSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"), v.size());
     copy_to_host(v, staging.data(), layout);
     data = staging.data();
   }
@@ -129,11 +132,13 @@ struct OutgoingView {
   void pack_on_device() {
     const WireLayout layout = in_wire_form(view) ? natural_layout<V>() : WireLayout::right;
     header = encode_envelope(envelope_of(view, layout));
-    packed = Kokkos::View<unsigned char*, MS>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::packed"),
-                                              ViewEnvelope::wire_size + bytes);
-    Kokkos::View<unsigned char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host_header(
-        reinterpret_cast<unsigned char*>(header.data()), header.size());
-    Kokkos::deep_copy(Kokkos::subview(packed, std::make_pair(std::size_t(0), header.size())), host_header);
+    packed = Kokkos::View<unsigned char*, MS>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::packed"),
+        ViewEnvelope::wire_size + bytes);
+    Kokkos::View<unsigned char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+        host_header(reinterpret_cast<unsigned char*>(header.data()), header.size());
+    Kokkos::deep_copy(Kokkos::subview(packed, std::make_pair(std::size_t(0), header.size())),
+                      host_header);
     T* out = reinterpret_cast<T*>(packed.data() + ViewEnvelope::wire_size);
     if (layout == WireLayout::left) {
       copy_view(unmanaged_like<V, Kokkos::LayoutLeft, MS>(out, view), view);
@@ -145,31 +150,38 @@ struct OutgoingView {
   /// Blocking send of this message.
   void send_now(const Communicator& comm, int dest, int tag) const {
     if (small_size) {
-      check_mpi(MPI_Send(small, static_cast<int>(small_size), MPI_BYTE, dest, tag, comm.raw()), "MPI_Send",
-                comm.raw());
+      check_mpi(MPI_Send(small, static_cast<int>(small_size), MPI_BYTE, dest, tag, comm.raw()),
+                "MPI_Send", comm.raw());
     } else if (sequence >= 0) {
-      check_mpi(MPI_Send(split_header.data(), static_cast<int>(split_header.size()), MPI_BYTE, dest, tag, comm.raw()),
+      check_mpi(MPI_Send(split_header.data(), static_cast<int>(split_header.size()), MPI_BYTE, dest,
+                         tag, comm.raw()),
                 "MPI_Send", comm.raw());
       ByteDatatype type(bytes);
-      check_mpi(MPI_Send(data, type.count(), type.type(), dest, sequence, comm.payload()), "MPI_Send", comm.raw());
+      check_mpi(MPI_Send(data, type.count(), type.type(), dest, sequence, comm.payload()),
+                "MPI_Send", comm.raw());
     } else if (packed.data() != nullptr) {
       ByteDatatype type(packed.size());
-      check_mpi(MPI_Send(packed.data(), type.count(), type.type(), dest, tag, comm.raw()), "MPI_Send", comm.raw());
+      check_mpi(MPI_Send(packed.data(), type.count(), type.type(), dest, tag, comm.raw()),
+                "MPI_Send", comm.raw());
     } else {
       TwoBlockDatatype type(header.data(), header.size(), data, bytes);
-      check_mpi(MPI_Send(MPI_BOTTOM, 1, type.type(), dest, tag, comm.raw()), "MPI_Send", comm.raw());
+      check_mpi(MPI_Send(MPI_BOTTOM, 1, type.type(), dest, tag, comm.raw()), "MPI_Send",
+                comm.raw());
     }
   }
 
   /// Non-blocking send of `self`'s message; the handle keeps `self` alive.
-  static SendHandle start(const Communicator& comm, std::shared_ptr<OutgoingView> self, int dest, int tag) {
+  static SendHandle start(const Communicator& comm, std::shared_ptr<OutgoingView> self, int dest,
+                          int tag) {
     const OutgoingView& out = *self;
     if (out.small_size) {
-      return SendHandle::start(comm, self, out.small, static_cast<int>(out.small_size), MPI_BYTE, dest, tag);
+      return SendHandle::start(comm, self, out.small, static_cast<int>(out.small_size), MPI_BYTE,
+                               dest, tag);
     }
     if (out.sequence >= 0) {
-      SendHandle handle = SendHandle::start(comm, self, out.split_header.data(),
-                                            static_cast<int>(out.split_header.size()), MPI_BYTE, dest, tag);
+      SendHandle handle =
+          SendHandle::start(comm, self, out.split_header.data(),
+                            static_cast<int>(out.split_header.size()), MPI_BYTE, dest, tag);
       ByteDatatype type(out.bytes);
       handle.also_send(comm.payload(), out.data, type.count(), type.type(), dest, out.sequence);
       return handle;
@@ -185,21 +197,24 @@ struct OutgoingView {
 
 /// Matches the data message of a split-form View message (envelope `e` from `source`).
 template <class Where>
-Matched match_split_data(const Communicator& comm, int source, const ViewEnvelope& e, const Where& where) {
+Matched match_split_data(const Communicator& comm, int source, const ViewEnvelope& e,
+                         const Where& where) {
   if (comm.payload() == MPI_COMM_NULL) {
-    throw Error(text_of(where) + ": a split View message arrived on a communicator without a payload communicator");
+    throw Error(text_of(where) +
+                ": a split View message arrived on a communicator without a payload communicator");
   }
   Matched m;
   MPI_Status status;
-  check_mpi(MPI_Mprobe(source, static_cast<int>(e.sequence), comm.payload(), &m.handle, &status), "MPI_Mprobe",
-            comm.raw());
+  check_mpi(MPI_Mprobe(source, static_cast<int>(e.sequence), comm.payload(), &m.handle, &status),
+            "MPI_Mprobe", comm.raw());
   MPI_Count count = 0;
   check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), "MPI_Get_elements_x", comm.raw());
   m.info = MessageInfo{status.MPI_SOURCE, status.MPI_TAG, static_cast<std::size_t>(count)};
   return m;
 }
 
-/// Receives a matched message into scratch memory and drops it (after an error: nothing is left behind).
+/// Receives a matched message into scratch memory and drops it (after an error: nothing is left
+/// behind).
 inline void drain(const Communicator& comm, Matched& m) {
   ByteBuffer scratch(m.info.size);
   mrecv_bytes(comm, m, scratch.data());
@@ -208,14 +223,16 @@ inline void drain(const Communicator& comm, Matched& m) {
 /// Receives the data message of a split-form View message (envelope `e` from `source`) into v.
 /// On a size or shape mismatch the data message is drained before the error is thrown.
 template <class V, class Where>
-void receive_split_data(const Communicator& comm, int source, const ViewEnvelope& e, const V& v, const Where& where) {
+void receive_split_data(const Communicator& comm, int source, const ViewEnvelope& e, const V& v,
+                        const Where& where) {
   using T = value_t<V>;
   using MS = typename V::memory_space;
   Matched data = match_split_data(comm, source, e, where);
   try {
     if (data.info.size != e.data_bytes()) {
-      throw Error(text_of(where) + ": the data of " + e.describe() + " is " + std::to_string(data.info.size) +
-                  " bytes, expected " + std::to_string(e.data_bytes()));
+      throw Error(text_of(where) + ": the data of " + e.describe() + " is " +
+                  std::to_string(data.info.size) + " bytes, expected " +
+                  std::to_string(e.data_bytes()));
     }
     check_matches(e, v, where);
   } catch (...) {
@@ -226,8 +243,8 @@ void receive_split_data(const Communicator& comm, int source, const ViewEnvelope
     mrecv_bytes(comm, data, v.data());
     return;
   }
-  Kokkos::View<T*, Kokkos::HostSpace> staging(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"),
-                                              v.size());
+  Kokkos::View<T*, Kokkos::HostSpace> staging(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"), v.size());
   mrecv_bytes(comm, data, staging.data());
   copy_from_host(v, staging.data(), e.layout);
 }
@@ -237,14 +254,15 @@ template <class V>
 void receive_packed(const Communicator& comm, Matched& matched, const V& v, const char* operation) {
   using T = value_t<V>;
   using MS = typename V::memory_space;
-  Kokkos::View<unsigned char*, MS> packed(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::packed"),
-                                          matched.info.size);
+  Kokkos::View<unsigned char*, MS> packed(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::packed"), matched.info.size);
   mrecv_bytes(comm, matched, packed.data());
   Header header{};
   if (matched.info.size >= header.size()) {
-    Kokkos::View<unsigned char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host_header(
-        reinterpret_cast<unsigned char*>(header.data()), header.size());
-    Kokkos::deep_copy(host_header, Kokkos::subview(packed, std::make_pair(std::size_t(0), header.size())));
+    Kokkos::View<unsigned char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+        host_header(reinterpret_cast<unsigned char*>(header.data()), header.size());
+    Kokkos::deep_copy(host_header,
+                      Kokkos::subview(packed, std::make_pair(std::size_t(0), header.size())));
   }
   const ViewEnvelope e = decode_envelope(header.data(), matched.info.size);
   check_matches(e, v, context(operation, matched.info, comm));
@@ -281,13 +299,14 @@ void receive_into(const Communicator& comm, Matched& matched, const V& v, const 
       // In place: the data lands in v itself.
       Header header{};
       TwoBlockDatatype type(header.data(), header.size(), v.data(), v.size() * sizeof(T));
-      check_mpi(MPI_Mrecv(MPI_BOTTOM, 1, type.type(), &matched.handle, MPI_STATUS_IGNORE), "MPI_Mrecv", comm.raw());
+      check_mpi(MPI_Mrecv(MPI_BOTTOM, 1, type.type(), &matched.handle, MPI_STATUS_IGNORE),
+                "MPI_Mrecv", comm.raw());
       const ViewEnvelope e = decode_envelope(header.data(), matched.info.size);
       check_matches(e, v, context(operation, matched.info, comm));
       if (!layouts_agree(e, natural_layout<V>())) {
         // Same shape, other element order: reorder through a copy.
-        Kokkos::View<T*, Kokkos::HostSpace> copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::reorder"),
-                                                 v.size());
+        Kokkos::View<T*, Kokkos::HostSpace> copy(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::reorder"), v.size());
         std::memcpy(copy.data(), v.data(), v.size() * sizeof(T));
         copy_from_host(v, copy.data(), e.layout);
       }
@@ -307,7 +326,8 @@ void receive_into(const Communicator& comm, Matched& matched, const V& v, const 
 
 /// Receives a matched View message into a newly allocated View of type V.
 template <class V>
-V receive_new(const Communicator& comm, Matched& matched, const std::string& label, const char* operation) {
+V receive_new(const Communicator& comm, Matched& matched, const std::string& label,
+              const char* operation) {
   using T = value_t<V>;
   const std::size_t size = matched.info.size;
   if (size <= small_message) {
@@ -376,15 +396,18 @@ SendHandle isend_view(const Communicator& comm, const V& v, int dest, int tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::isend_view needs a Kokkos::View");
   check_rank(comm, dest, "baton::isend_view");
   check_tag(comm, tag, "baton::isend_view");
-  return detail::OutgoingView<V>::start(comm, std::make_shared<detail::OutgoingView<V>>(comm, v, dest), dest, tag);
+  return detail::OutgoingView<V>::start(
+      comm, std::make_shared<detail::OutgoingView<V>>(comm, v, dest), dest, tag);
 }
 
 /// Receives a View message into v, which must have the sent value type, rank and extents (layout
 /// and memory space may differ). Otherwise throws baton::Error naming both shapes; the message is
 /// consumed either way, so the next message on the channel is received normally. When the sizes
-/// agree but the types do not (int32[4] into float32[4]), v's contents are unspecified after the error.
+/// agree but the types do not (int32[4] into float32[4]), v's contents are unspecified after the
+/// error.
 template <class V>
-MessageInfo recv_into(const Communicator& comm, const V& v, int source = any_source, int tag = any_tag) {
+MessageInfo recv_into(const Communicator& comm, const V& v, int source = any_source,
+                      int tag = any_tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::recv_into needs a Kokkos::View");
   static_assert(!std::is_const_v<typename V::value_type>, "baton::recv_into needs a writable View");
   detail::Matched matched = detail::mprobe(comm, source, tag, "baton::recv_into");
@@ -396,12 +419,14 @@ MessageInfo recv_into(const Communicator& comm, const V& v, int source = any_sou
 /// LayoutLeft or LayoutRight). A different value type or rank throws baton::Error; the message is
 /// consumed either way. `info`, when given, receives the source, tag and size.
 template <class V>
-V recv_view(const Communicator& comm, int source = any_source, int tag = any_tag, MessageInfo* info = nullptr,
-            const std::string& label = "baton::recv_view") {
+V recv_view(const Communicator& comm, int source = any_source, int tag = any_tag,
+            MessageInfo* info = nullptr, const std::string& label = "baton::recv_view") {
   static_assert(Kokkos::is_view<V>::value, "baton::recv_view needs a Kokkos::View type");
-  static_assert(detail::left_or_right_v<V>, "baton::recv_view allocates LayoutLeft or LayoutRight Views");
+  static_assert(detail::left_or_right_v<V>,
+                "baton::recv_view allocates LayoutLeft or LayoutRight Views");
   detail::Matched matched = detail::mprobe(comm, source, tag, "baton::recv_view");
-  if (info != nullptr) *info = matched.info;
+  if (info != nullptr)
+    *info = matched.info;
   return detail::receive_new<V>(comm, matched, label, "baton::recv_view");
 }
 
@@ -411,18 +436,22 @@ V recv_view(const Communicator& comm, int source = any_source, int tag = any_tag
 template <class V>
 class ViewRecvHandle {
  public:
-  ViewRecvHandle(const Communicator& comm, int source, int tag, std::optional<V> into, std::string label)
+  ViewRecvHandle(const Communicator& comm, int source, int tag, std::optional<V> into,
+                 std::string label)
       : comm_(&comm), source_(source), tag_(tag), into_(std::move(into)), label_(std::move(label)) {
     check_rank(comm, source, "baton::irecv_view", true);
     check_tag(comm, tag, "baton::irecv_view", true);
   }
   /// Completes the receive if a matching message has arrived; true once complete.
   bool test() {
-    if (done_) return true;
-    if (auto matched = detail::improbe(*comm_, source_, tag_, "baton::irecv_view")) finish(*matched);
+    if (done_)
+      return true;
+    if (auto matched = detail::improbe(*comm_, source_, tag_, "baton::irecv_view"))
+      finish(*matched);
     return done_;
   }
-  /// Blocks until the message is received; returns the View (the one given to irecv_into, or a new one).
+  /// Blocks until the message is received; returns the View (the one given to irecv_into, or a new
+  /// one).
   V wait() {
     if (!done_) {
       detail::Matched matched = detail::mprobe(*comm_, source_, tag_, "baton::irecv_view");
@@ -460,13 +489,15 @@ class ViewRecvHandle {
 template <class V>
 ViewRecvHandle<V> irecv_view(const Communicator& comm, int source = any_source, int tag = any_tag,
                              const std::string& label = "baton::recv_view") {
-  static_assert(detail::left_or_right_v<V>, "baton::irecv_view allocates LayoutLeft or LayoutRight Views");
+  static_assert(detail::left_or_right_v<V>,
+                "baton::irecv_view allocates LayoutLeft or LayoutRight Views");
   return ViewRecvHandle<V>(comm, source, tag, std::nullopt, label);
 }
 
 /// Posts a receive into an existing View (kept alive by the handle).
 template <class V>
-ViewRecvHandle<V> irecv_into(const Communicator& comm, const V& v, int source = any_source, int tag = any_tag) {
+ViewRecvHandle<V> irecv_into(const Communicator& comm, const V& v, int source = any_source,
+                             int tag = any_tag) {
   return ViewRecvHandle<V>(comm, source, tag, v, std::string());
 }
 

@@ -16,7 +16,8 @@ bool process_gpu_aware() {
 std::size_t split_threshold() noexcept {
   static const std::size_t bytes = [] {
     const char* value = std::getenv("BATON_VIEW_SPLIT_BYTES");
-    if (value != nullptr && *value != '\0') return static_cast<std::size_t>(std::strtoull(value, nullptr, 10));
+    if (value != nullptr && *value != '\0')
+      return static_cast<std::size_t>(std::strtoull(value, nullptr, 10));
     return default_split_threshold;
   }();
   return bytes;

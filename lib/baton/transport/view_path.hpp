@@ -20,9 +20,12 @@ inline constexpr bool host_accessible_v =
 template <class MemorySpace>
 bool pass_directly(const Communicator& comm) {
   switch (comm.view_path()) {
-    case ViewPath::staged: return false;
-    case ViewPath::direct: return true;
-    case ViewPath::automatic: break;
+    case ViewPath::staged:
+      return false;
+    case ViewPath::direct:
+      return true;
+    case ViewPath::automatic:
+      break;
   }
   if constexpr (host_accessible_v<MemorySpace>) {
     return true;

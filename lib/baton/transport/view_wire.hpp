@@ -22,8 +22,9 @@ template <class V>
 using value_t = typename V::non_const_value_type;
 
 template <class V>
-inline constexpr bool left_or_right_v = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ||
-                                        std::is_same_v<typename V::array_layout, Kokkos::LayoutRight>;
+inline constexpr bool left_or_right_v =
+    std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ||
+    std::is_same_v<typename V::array_layout, Kokkos::LayoutRight>;
 
 template <class V>
 inline constexpr bool host_view_v = host_accessible_v<typename V::memory_space>;
@@ -31,14 +32,16 @@ inline constexpr bool host_view_v = host_accessible_v<typename V::memory_space>;
 /// The layout a View's memory has on the wire when sent as is.
 template <class V>
 constexpr WireLayout natural_layout() {
-  return (rank_v<V> >= 2 && std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>) ? WireLayout::left
-                                                                                          : WireLayout::right;
+  return (rank_v<V> >= 2 && std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>)
+             ? WireLayout::left
+             : WireLayout::right;
 }
 
 /// Contiguous, in a layout the envelope can name: the View's memory is the wire data as is.
 template <class V>
 bool in_wire_form(const V& v) {
-  if (!v.span_is_contiguous()) return false;
+  if (!v.span_is_contiguous())
+    return false;
   if constexpr (rank_v<V> <= 1) {
     return true;
   } else {
@@ -48,9 +51,11 @@ bool in_wire_form(const V& v) {
 
 /// Left and right order the elements the same way when at most one extent exceeds 1.
 inline bool layouts_agree(const ViewEnvelope& e, WireLayout other) {
-  if (e.layout == other || e.rank < 2) return true;
+  if (e.layout == other || e.rank < 2)
+    return true;
   int long_extents = 0;
-  for (int d = 0; d < e.rank; ++d) long_extents += e.extents[d] > 1 ? 1 : 0;
+  for (int d = 0; d < e.rank; ++d)
+    long_extents += e.extents[d] > 1 ? 1 : 0;
   return long_extents <= 1;
 }
 
@@ -61,7 +66,8 @@ ViewEnvelope envelope_of(const V& v, WireLayout layout) {
   e.value_type = value_type_of<value_t<V>>();
   e.rank = static_cast<std::uint8_t>(rank_v<V>);
   e.layout = layout;
-  for (int d = 0; d < rank_v<V>; ++d) e.extents[d] = v.extent(d);
+  for (int d = 0; d < rank_v<V>; ++d)
+    e.extents[d] = v.extent(d);
   return e;
 }
 
@@ -74,31 +80,36 @@ std::string describe_view(const V& v) {
 template <class Layout, class Extents>
 Layout make_layout(int rank, const Extents& extents) {
   Layout layout;
-  for (int d = 0; d < rank; ++d) layout.dimension[d] = static_cast<std::size_t>(extents[d]);
+  for (int d = 0; d < rank; ++d)
+    layout.dimension[d] = static_cast<std::size_t>(extents[d]);
   return layout;
 }
 
 template <class V, class Layout>
 Layout layout_like(const V& v) {
   Layout layout;
-  for (int d = 0; d < rank_v<V>; ++d) layout.dimension[d] = v.extent(d);
+  for (int d = 0; d < rank_v<V>; ++d)
+    layout.dimension[d] = v.extent(d);
   return layout;
 }
 
 /// A View over `data` in memory space MS with V's shape and the given layout (not owning).
 template <class V, class Layout, class MS, class Ptr>
 auto unmanaged_like(Ptr data, const V& v) {
-  using U = Kokkos::View<typename V::non_const_data_type, Layout, MS, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using U = Kokkos::View<typename V::non_const_data_type, Layout, MS,
+                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   return U(data, layout_like<V, Layout>(v));
 }
 
 /// dst = src where both have the same shape, any layouts, any memory spaces. Copies that Kokkos
-/// cannot do in one step (different layout and different space) go through a temporary in src's space.
+/// cannot do in one step (different layout and different space) go through a temporary in src's
+/// space.
 template <class Dst, class Src>
 void copy_view(const Dst& dst, const Src& src) {
   using DstSpace = typename Dst::memory_space;
   using SrcSpace = typename Src::memory_space;
-  constexpr bool same_layout = std::is_same_v<typename Dst::array_layout, typename Src::array_layout>;
+  constexpr bool same_layout =
+      std::is_same_v<typename Dst::array_layout, typename Src::array_layout>;
   if constexpr (std::is_same_v<DstSpace, SrcSpace> || (host_view_v<Dst> && host_view_v<Src>)) {
     Kokkos::deep_copy(dst, src);
   } else if constexpr (same_layout) {
@@ -107,15 +118,16 @@ void copy_view(const Dst& dst, const Src& src) {
       return;
     }
     Kokkos::View<typename Dst::non_const_data_type, typename Dst::array_layout, SrcSpace> tmp(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"), layout_like<Src, typename Dst::array_layout>(src));
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"),
+        layout_like<Src, typename Dst::array_layout>(src));
     Kokkos::deep_copy(tmp, src);
     Kokkos::deep_copy(dst, tmp);
   } else {
     // Re-layout where the data is, then move between spaces with matching layouts.
-    using L = std::conditional_t<std::is_same_v<typename Dst::array_layout, Kokkos::LayoutStride>, Kokkos::LayoutRight,
-                                 typename Dst::array_layout>;
-    Kokkos::View<typename Dst::non_const_data_type, L, SrcSpace> tmp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"),
-                                                                     layout_like<Src, L>(src));
+    using L = std::conditional_t<std::is_same_v<typename Dst::array_layout, Kokkos::LayoutStride>,
+                                 Kokkos::LayoutRight, typename Dst::array_layout>;
+    Kokkos::View<typename Dst::non_const_data_type, L, SrcSpace> tmp(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"), layout_like<Src, L>(src));
     Kokkos::deep_copy(tmp, src);
     if constexpr (std::is_same_v<L, typename Dst::array_layout>) {
       Kokkos::deep_copy(dst, tmp);
@@ -142,7 +154,8 @@ bool plain_host_copy(const V& v, WireLayout layout) {
 template <class V>
 void copy_to_host(const V& v, value_t<V>* out, WireLayout layout) {
   if (plain_host_copy(v, layout)) {
-    if (v.size()) std::memcpy(out, v.data(), v.size() * sizeof(value_t<V>));
+    if (v.size())
+      std::memcpy(out, v.data(), v.size() * sizeof(value_t<V>));
     return;
   }
   if (layout == WireLayout::left) {
@@ -156,10 +169,12 @@ void copy_to_host(const V& v, value_t<V>* out, WireLayout layout) {
 template <class V>
 void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
   if (plain_host_copy(v, layout)) {
-    if (v.size()) std::memcpy(v.data(), in, v.size() * sizeof(value_t<V>));
+    if (v.size())
+      std::memcpy(v.data(), in, v.size() * sizeof(value_t<V>));
     return;
   }
-  auto* data = const_cast<value_t<V>*>(in);  // read only; Kokkos' unmanaged Views want non-const here
+  auto* data =
+      const_cast<value_t<V>*>(in);  // read only; Kokkos' unmanaged Views want non-const here
   if (layout == WireLayout::left) {
     copy_view(v, unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(data, v));
   } else {
@@ -181,10 +196,11 @@ std::string text_of(const Where& where) {
 template <class V, class Where>
 void check_matches(const ViewEnvelope& e, const V& v, const Where& where) {
   bool same = e.value_type == value_type_of<value_t<V>>() && e.rank == rank_v<V>;
-  for (int d = 0; same && d < rank_v<V>; ++d) same = e.extents[d] == v.extent(d);
+  for (int d = 0; same && d < rank_v<V>; ++d)
+    same = e.extents[d] == v.extent(d);
   if (!same) {
-    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View is " + describe_view(v) +
-                "; the message was consumed");
+    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View is " +
+                describe_view(v) + "; the message was consumed");
   }
 }
 
@@ -192,11 +208,13 @@ void check_matches(const ViewEnvelope& e, const V& v, const Where& where) {
 template <class V, class Where>
 void check_allocatable(const ViewEnvelope& e, const Where& where) {
   bool ok = e.value_type == value_type_of<value_t<V>>() && e.rank == rank_v<V>;
-  for (int d = V::rank_dynamic; ok && d < rank_v<V>; ++d) ok = e.extents[d] == V::static_extent(d);
+  for (int d = V::rank_dynamic; ok && d < rank_v<V>; ++d)
+    ok = e.extents[d] == V::static_extent(d);
   if (!ok) {
-    std::string want = std::string(to_string(value_type_of<value_t<V>>())) + " of rank " + std::to_string(rank_v<V>);
-    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View type wants " + want +
-                "; the message was consumed");
+    std::string want = std::string(to_string(value_type_of<value_t<V>>())) + " of rank " +
+                       std::to_string(rank_v<V>);
+    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View type wants " +
+                want + "; the message was consumed");
   }
 }
 

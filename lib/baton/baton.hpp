@@ -12,4 +12,5 @@
 #include "baton/runtime/gpu_aware.hpp"
 #include "baton/runtime/runtime.hpp"
 #include "baton/transport/bytes.hpp"
+#include "baton/transport/objects.hpp"
 #include "baton/transport/view_message.hpp"

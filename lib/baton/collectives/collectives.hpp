@@ -121,8 +121,7 @@ class MpiBuffer {
       data_ = const_cast<T*>(v.data());
       return;
     }
-    staging_ = Kokkos::View<T*, Kokkos::HostSpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"), v.size());
+    staging_ = staging_buffer<T>(v.size());
     if (read)
       copy_to_host(v, staging_.data(), WireLayout::right);
     data_ = staging_.data();
@@ -137,7 +136,7 @@ class MpiBuffer {
 
  private:
   const V& view_;
-  Kokkos::View<T*, Kokkos::HostSpace> staging_;
+  Kokkos::View<T*, StagingSpace> staging_;
   T* data_ = nullptr;
   bool direct_ = false;
 };

@@ -81,7 +81,7 @@ struct OutgoingView {
   using MS = typename V::memory_space;
   Header header{};
   V view;
-  Kokkos::View<T*, Kokkos::HostSpace> staging;  // host copy, when staged
+  Kokkos::View<T*, StagingSpace> staging;   // host copy, when staged
   Kokkos::View<unsigned char*, MS> packed;  // envelope + data in device memory (direct device path)
   const void* data = nullptr;               // the data block (host, or the View's memory)
   std::size_t bytes = 0;
@@ -122,8 +122,7 @@ struct OutgoingView {
     }
     const WireLayout layout = in_wire_form(v) ? natural_layout<V>() : WireLayout::right;
     header = encode_envelope(envelope_of(v, layout));
-    staging = Kokkos::View<T*, Kokkos::HostSpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"), v.size());
+    staging = staging_buffer<T>(v.size());
     copy_to_host(v, staging.data(), layout);
     data = staging.data();
   }
@@ -243,8 +242,7 @@ void receive_split_data(const Communicator& comm, int source, const ViewEnvelope
     mrecv_bytes(comm, data, v.data());
     return;
   }
-  Kokkos::View<T*, Kokkos::HostSpace> staging(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::staging"), v.size());
+  auto staging = staging_buffer<T>(v.size());
   mrecv_bytes(comm, data, staging.data());
   copy_from_host(v, staging.data(), e.layout);
 }

@@ -367,14 +367,16 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter_v splits rows: use rank >= 1");
   constexpr const char* op_name = "baton::reduce_scatter_v";
   std::size_t total = 0;
-  std::int64_t hash = 1469598103934665603LL;  // FNV-1a over the counts: ranks must agree on them
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the counts (unsigned: it wraps by design)
   for (std::size_t r : rows_per_rank) {
     total += r;
-    hash = (hash ^ static_cast<std::int64_t>(r)) * 1099511628211LL;
+    hash = (hash ^ static_cast<std::uint64_t>(r)) * 1099511628211ULL;
   }
   const bool ok =
       rows_per_rank.size() == static_cast<std::size_t>(comm.size()) && total == send.extent(0);
-  detail::agree_or_throw(comm, detail::signature_of(send, hash), op_name, ok, [&] {
+  // The 63 low bits: a non-negative int64 that all ranks compute alike.
+  const auto counts_hash = static_cast<std::int64_t>(hash >> 1);
+  detail::agree_or_throw(comm, detail::signature_of(send, counts_hash), op_name, ok, [&] {
     return std::to_string(rows_per_rank.size()) + " row counts adding up to " +
            std::to_string(total) + " for " + std::to_string(comm.size()) + " ranks and " +
            std::to_string(send.extent(0)) + " rows";

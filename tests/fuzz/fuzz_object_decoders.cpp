@@ -7,6 +7,7 @@
 // replay_main.cpp, is a plain program that replays files (corpus and found crashes) in ctest.
 #include <baton/runtime/error.hpp>
 #include <baton/transport/serialize.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,31 +15,13 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "particle.hpp"
 
 namespace {
 
-// The user type of docs/objects.md.
-struct Particle {
-  std::string name;
-  std::vector<double> position;
-};
+using baton::test::Particle;
 
 }  // namespace
-
-template <>
-struct baton::Serializer<Particle> {
-  static void write(baton::ByteWriter& out, const Particle& p) {
-    out.write_object(p.name);
-    out.write_object(p.position);
-  }
-  static Particle read(baton::ByteReader& in) {
-    Particle p;
-    p.name = in.read_object<std::string>();
-    p.position = in.read_object<std::vector<double>>();
-    return p;
-  }
-  static constexpr std::size_t min_size = 16;
-};
 
 namespace {
 

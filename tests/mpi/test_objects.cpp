@@ -10,15 +10,11 @@
 #include <vector>
 
 #include "mpi_doctest.hpp"
+#include "particle.hpp"
 
 namespace {
 
-// The user type of the documentation.
-struct Particle {
-  std::string name;
-  std::vector<double> position;
-  bool operator==(const Particle& o) const { return name == o.name && position == o.position; }
-};
+using baton::test::Particle;
 
 // A type whose serializer refuses negative values (to fail at the root of a broadcast).
 struct Picky {
@@ -39,21 +35,6 @@ Particle particle_of(int rank) {
 }
 
 }  // namespace
-
-template <>
-struct baton::Serializer<Particle> {
-  static void write(baton::ByteWriter& out, const Particle& p) {
-    out.write_object(p.name);
-    out.write_object(p.position);
-  }
-  static Particle read(baton::ByteReader& in) {
-    Particle p;
-    p.name = in.read_object<std::string>();
-    p.position = in.read_object<std::vector<double>>();
-    return p;
-  }
-  static constexpr std::size_t min_size = 16;
-};
 
 template <>
 struct baton::Serializer<Picky> {

@@ -3,6 +3,7 @@
 #include <array>
 #include <baton/runtime/error.hpp>
 #include <baton/transport/serialize.hpp>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,15 +11,11 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "particle.hpp"
 
 namespace {
 
-// The user type of the documentation.
-struct Particle {
-  std::string name;
-  std::vector<double> position;
-  bool operator==(const Particle& o) const { return name == o.name && position == o.position; }
-};
+using baton::test::Particle;
 
 // Trivially copyable, no default constructor.
 struct Fixed {
@@ -35,21 +32,6 @@ struct Tagged {
 };
 
 }  // namespace
-
-template <>
-struct baton::Serializer<Particle> {
-  static void write(baton::ByteWriter& out, const Particle& p) {
-    out.write_object(p.name);
-    out.write_object(p.position);
-  }
-  static Particle read(baton::ByteReader& in) {
-    Particle p;
-    p.name = in.read_object<std::string>();
-    p.position = in.read_object<std::vector<double>>();
-    return p;
-  }
-  static constexpr std::size_t min_size = 16;
-};
 
 template <>
 struct baton::Serializer<Nothing> {  // encodes to nothing

@@ -168,6 +168,27 @@ std::vector<ShapeSignature> exchange_signatures(const Communicator& comm, const 
 /// Checks that all ranks agree on everything but the first extent; returns each rank's row count.
 std::vector<std::size_t> rows_from(const std::vector<ShapeSignature>& all, const char* operation);
 
+/// Where each rank's rows go in a gathered result: element counts and offsets per rank.
+struct Layout {
+  std::vector<int> counts, offsets;
+  std::size_t total_rows = 0;
+};
+
+/// Exchanges every rank's shape (always: the v-variants check rows against each other) and lays
+/// the rows out by rank.
+template <class V>
+Layout gather_layout(const Communicator& comm, const V& send, const char* operation) {
+  const std::vector<std::size_t> rows = rows_from(exchange_signatures(comm, send), operation);
+  const std::size_t per_row = row_elements(send);
+  Layout layout{std::vector<int>(rows.size()), std::vector<int>(rows.size()), 0};
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    layout.counts[r] = checked_count(rows[r] * per_row, comm, operation);
+    layout.offsets[r] = checked_count(layout.total_rows * per_row, comm, operation);
+    layout.total_rows += rows[r];
+  }
+  return layout;
+}
+
 template <class V>
 void check_reducible() {
   using T = value_t<V>;
@@ -278,22 +299,13 @@ template <class V>
 detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
   static_assert(detail::rank_v<V> >= 1, "all_gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::all_gatherv";
-  const std::vector<std::size_t> rows =
-      detail::rows_from(detail::exchange_signatures(comm, send), op_name);
-  const std::size_t per_row = detail::row_elements(send);
-  std::vector<int> counts(rows.size()), offsets(rows.size());
-  std::size_t total_rows = 0;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    counts[r] = detail::checked_count(rows[r] * per_row, comm, op_name);
-    offsets[r] = detail::checked_count(total_rows * per_row, comm, op_name);
-    total_rows += rows[r];
-  }
-  auto result = detail::allocate_rows(send, total_rows, "baton::all_gatherv");
+  const detail::Layout parts = detail::gather_layout(comm, send, op_name);
+  auto result = detail::allocate_rows(send, parts.total_rows, "baton::all_gatherv");
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
-  check_mpi(MPI_Allgatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(),
-                           offsets.data(), type, comm.raw()),
+  check_mpi(MPI_Allgatherv(in.data(), parts.counts[comm.rank()], type, out.data(),
+                           parts.counts.data(), parts.offsets.data(), type, comm.raw()),
             "MPI_Allgatherv", comm.raw());
   out.write_back();
   return result;
@@ -306,23 +318,14 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
   static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::gatherv";
   check_rank(comm, root, op_name);
-  const std::vector<std::size_t> rows =
-      detail::rows_from(detail::exchange_signatures(comm, send), op_name);
-  const std::size_t per_row = detail::row_elements(send);
-  std::vector<int> counts(rows.size()), offsets(rows.size());
-  std::size_t total_rows = 0;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    counts[r] = detail::checked_count(rows[r] * per_row, comm, op_name);
-    offsets[r] = detail::checked_count(total_rows * per_row, comm, op_name);
-    total_rows += rows[r];
-  }
+  const detail::Layout parts = detail::gather_layout(comm, send, op_name);
   const bool is_root = comm.rank() == root;
-  auto result = detail::allocate_rows(send, is_root ? total_rows : 0, "baton::gatherv");
+  auto result = detail::allocate_rows(send, is_root ? parts.total_rows : 0, "baton::gatherv");
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
-  check_mpi(MPI_Gatherv(in.data(), counts[comm.rank()], type, out.data(), counts.data(),
-                        offsets.data(), type, root, comm.raw()),
+  check_mpi(MPI_Gatherv(in.data(), parts.counts[comm.rank()], type, out.data(), parts.counts.data(),
+                        parts.offsets.data(), type, root, comm.raw()),
             "MPI_Gatherv", comm.raw());
   if (is_root)
     out.write_back();
@@ -367,7 +370,8 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter_v splits rows: use rank >= 1");
   constexpr const char* op_name = "baton::reduce_scatter_v";
   std::size_t total = 0;
-  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the counts (unsigned: it wraps by design)
+  std::uint64_t hash =
+      1469598103934665603ULL;  // FNV-1a over the counts (unsigned: it wraps by design)
   for (std::size_t r : rows_per_rank) {
     total += r;
     hash = (hash ^ static_cast<std::uint64_t>(r)) * 1099511628211ULL;

@@ -48,6 +48,7 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
   const long sent = sum_over(world, out.batches_sent);
   const long scored = sum_over(world, out.batches_scored);
   const long syncs = sum_over(world, out.syncs_received);
+  const long mismatches = sum_over(world, out.mismatches);
   // Messages and bytes per role.
   long per_role[3][2] = {};
   const int role = static_cast<int>(ctx.role());
@@ -74,6 +75,11 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
   }
   std::printf("batches: sent %ld, scored %ld, expected %ld\n", sent, scored,
               static_cast<long>(layout.agents().size()) * s.iterations);
+  if (layout.buffer_count() > 0) {
+    std::printf("per agent: %s\n", mismatches == 0
+                                       ? "every batch scored exactly once"
+                                       : "SOME AGENTS' BATCHES NOT SCORED EXACTLY ONCE");
+  }
   std::printf("syncs received by buffers: %ld\n", syncs);
   const char* names[3] = {"agent", "buffer", "coordinator"};
   std::printf("%-12s %10s %14s\n", "role", "messages", "bytes");
@@ -101,8 +107,8 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
     baton::write_csv(files.csv, imbalance);
   if (!files.trace.empty())
     baton::write_chrome_trace(files.trace, records);
-  const bool consistent =
-      (!has_coordinator || differ == 0) && (layout.buffer_count() == 0 || sent == scored);
+  const bool consistent = (!has_coordinator || differ == 0) &&
+                          (layout.buffer_count() == 0 || (sent == scored && mismatches == 0));
   return consistent ? 0 : 3;
 }
 

@@ -134,6 +134,9 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
     pending.wait();
     baton::send(service, nullptr, 0, manager, exit_tag);
     out.messages += 1;
+    // The manager answers with the number of this agent's batches it scored: exactly once each.
+    const auto scored = baton::recv_object<long>(service, manager, exit_tag);
+    out.mismatches = scored == out.batches_sent ? 0 : 1;
   }
   return out;
 }
@@ -148,6 +151,7 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
   int agents_left = service.size() - 1;
   std::set<int> seen;
   std::vector<int> replay_buffer;  // every state received, D ints each
+  std::vector<long> scored_for(static_cast<std::size_t>(service.size()), 0);  // per agent
   std::vector<baton::SendHandle> reports, replies;
   const auto drain_syncs = [&] {
     while (coordinator >= 0 && baton::iprobe(discovery, coordinator, sync_tag)) {
@@ -159,6 +163,9 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
     const baton::MessageInfo info = baton::probe(service, baton::any_source, baton::any_tag);
     if (info.tag == exit_tag) {
       baton::recv(service, info.source, exit_tag);
+      baton::send_object(service, scored_for[static_cast<std::size_t>(info.source)], info.source,
+                         exit_tag);
+      out.messages += 1;
       --agents_left;
       continue;
     }
@@ -176,6 +183,7 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
       auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), states);
       replay_buffer.insert(replay_buffer.end(), h.data(), h.data() + h.size());
       ++out.batches_scored;
+      ++scored_for[static_cast<std::size_t>(info.source)];
     }
     {
       // Non-blocking: in "late" mode the agent may be sending its next batch before it receives

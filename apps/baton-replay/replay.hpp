@@ -33,6 +33,7 @@ struct Outcome {
   std::vector<int> modes;   // modes this rank found (buffers; agents without a buffer); the
                             // coordinator's merged set
   long syncs_received = 0;  // buffers
+  long mismatches = 0;  // agents: 1 if the manager scored another number of this agent's batches
 };
 
 Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,

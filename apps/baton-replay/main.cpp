@@ -63,10 +63,10 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
   const auto& layout = ctx.layout();
   const bool has_coordinator = layout.has_coordinator();
   std::printf(
-      "baton-replay: %d ranks (%zu agents, %d buffers, %s), hypergrid %dD side %d, mode %s\n",
+      "baton-replay: %d ranks (%zu agents, %d buffer%s, %s), hypergrid %dD side %d, mode %s\n",
       world.size(), layout.agents().size(), layout.buffer_count(),
-      has_coordinator ? "coordinator" : "no coordinator", s.grid.dims, s.grid.side,
-      replay::to_string(s.mode));
+      layout.buffer_count() == 1 ? "" : "s", has_coordinator ? "coordinator" : "no coordinator",
+      s.grid.dims, s.grid.side, replay::to_string(s.mode));
   std::printf("modes found: %d of %d\n", has_coordinator ? coordinator_count : union_count,
               total_modes);
   if (has_coordinator) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mpi_doctest.hpp"
+#include "view_fill.hpp"
 
 namespace {
 
@@ -19,25 +20,8 @@ baton::Communicator comm_with(baton::ViewPath path, bool checks = true) {
 
 const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
 
-template <class V, class F>
-void fill(const V& v, F f) {
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j)
-      h(i, j) = f(i, j);
-  Kokkos::deep_copy(v, h);
-}
-
-template <class V, class F>
-int count_wrong(const V& v, F f) {
-  auto h = Kokkos::create_mirror_view(v);
-  Kokkos::deep_copy(h, v);
-  int wrong = 0;
-  for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j)
-      wrong += h(i, j) != f(i, j);
-  return wrong;
-}
+using baton::test::count_wrong;
+using baton::test::fill;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mpi_doctest.hpp"
+#include "view_fill.hpp"
 
 namespace {
 
@@ -24,22 +25,13 @@ double value(int i, int j, int who) {
 
 template <class V>
 void fill2(const V& v, int who) {
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j)
-      h(i, j) = value(int(i), int(j), who);
-  Kokkos::deep_copy(v, h);
+  baton::test::fill(v, [who](std::size_t i, std::size_t j) { return value(int(i), int(j), who); });
 }
 
 template <class V>
 int count_wrong2(const V& v, int who) {
-  auto h = Kokkos::create_mirror_view(v);
-  Kokkos::deep_copy(h, v);
-  int wrong = 0;
-  for (std::size_t i = 0; i < v.extent(0); ++i)
-    for (std::size_t j = 0; j < v.extent(1); ++j)
-      wrong += h(i, j) != value(int(i), int(j), who);
-  return wrong;
+  return baton::test::count_wrong(
+      v, [who](std::size_t i, std::size_t j) { return value(int(i), int(j), who); });
 }
 
 }  // namespace

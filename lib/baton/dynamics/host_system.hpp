@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// One atomic system on the host: what the extended-XYZ reader returns and the writer takes, and
+/// what the pipeline's input and results are made of.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace baton::dynamics {
+
+/// One system (cluster) of `size()` atoms. Positions and velocities are xyz triples, atom by atom.
+struct HostSystem {
+  std::int64_t id = 0;               ///< system id, kept through every stage
+  std::vector<std::string> species;  ///< one label per atom (LJ treats all atoms alike)
+  std::vector<double> positions;     ///< 3 * size()
+  std::vector<double> velocities;    ///< 3 * size(), or empty (zero)
+  std::vector<double> masses;        ///< size(), or empty (all 1)
+  double energy = std::numeric_limits<double>::quiet_NaN();  ///< potential energy, if known
+  double fmax = std::numeric_limits<double>::quiet_NaN();    ///< largest atom force norm, if known
+  std::vector<std::int64_t>
+      stage_steps;  ///< steps taken in each stage, in stage order (may be empty)
+
+  std::size_t size() const noexcept { return species.size(); }
+};
+
+/// Species labels as small integers (the batch stores the integer). Labels get indices in order of
+/// first use, so every rank that reads the same input builds the same table.
+class SpeciesTable {
+ public:
+  /// The index of `label`, added if new.
+  int index(const std::string& label) {
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (names_[i] == label)
+        return static_cast<int>(i);
+    names_.push_back(label);
+    return static_cast<int>(names_.size()) - 1;
+  }
+  /// The label of index i ("X" for an index the table does not have).
+  const std::string& name(int i) const {
+    static const std::string unknown = "X";
+    return i >= 0 && static_cast<std::size_t>(i) < names_.size() ? names_[i] : unknown;
+  }
+  const std::vector<std::string>& names() const noexcept { return names_; }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+}  // namespace baton::dynamics

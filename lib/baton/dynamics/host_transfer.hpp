@@ -1,0 +1,24 @@
+#pragma once
+/// \file
+/// Moving systems between the host (HostSystem) and a SystemsBatch.
+
+#include <vector>
+
+#include "baton/dynamics/host_system.hpp"
+#include "baton/dynamics/systems_batch.hpp"
+
+namespace baton::dynamics {
+
+/// Appends `systems` to the batch as Active, steps 0, scratch 0 (velocities 0 and masses 1 where
+/// the system has none; stage_steps copied, missing entries 0). Throws baton::Error naming the
+/// sizes if they do not fit.
+void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
+                    SpeciesTable& species);
+
+/// Copies the systems in `slots` to the host (forces are not copied; energy, fmax, stage_steps
+/// are).
+std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,
+                                             const std::vector<int>& slots,
+                                             const SpeciesTable& species);
+
+}  // namespace baton::dynamics

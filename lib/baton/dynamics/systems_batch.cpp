@@ -1,0 +1,210 @@
+#include "baton/dynamics/systems_batch.hpp"
+
+#include <string>
+
+#include "baton/runtime/error.hpp"
+
+namespace baton::dynamics {
+
+namespace {
+
+template <class V>
+V alloc(const char* label, int n) {
+  return V(Kokkos::view_alloc(std::string("baton::batch::") + label), n);
+}
+
+}  // namespace
+
+SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
+    : capacity_(capacity), num_stages_(num_stages) {
+  if (capacity.systems < 1 || capacity.atoms < 1 || num_stages < 0)
+    throw Error(
+        "baton::dynamics::SystemsBatch: capacity must be at least 1 system and 1 atom (got " +
+        std::to_string(capacity.systems) + " systems, " + std::to_string(capacity.atoms) +
+        " atoms, " + std::to_string(num_stages) + " stages)");
+  const int na = capacity.atoms;
+  const int ns = capacity.systems;
+  positions = alloc<view<double* [3]>>("positions", na);
+  velocities = alloc<view<double* [3]>>("velocities", na);
+  forces = alloc<view<double* [3]>>("forces", na);
+  masses = alloc<view<double*>>("masses", na);
+  species = alloc<view<int*>>("species", na);
+  system_of_atom = alloc<view<int*>>("system_of_atom", na);
+  offset = alloc<view<int*>>("offset", ns);
+  count = alloc<view<int*>>("count", ns);
+  id = alloc<view<std::int64_t*>>("id", ns);
+  energy = alloc<view<double*>>("energy", ns);
+  fmax = alloc<view<double*>>("fmax", ns);
+  steps = alloc<view<std::int64_t*>>("steps", ns);
+  stage_steps = view<std::int64_t**>(Kokkos::view_alloc(std::string("baton::batch::stage_steps")),
+                                     ns, num_stages > 0 ? num_stages : 1);
+  status = alloc<view<int*>>("status", ns);
+  scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
+}
+
+void SystemsBatch::set_counts(int systems, int atoms) {
+  if (systems < 0 || atoms < 0 || systems > capacity_.systems || atoms > capacity_.atoms)
+    throw Error("baton::dynamics::SystemsBatch::set_counts: " + std::to_string(systems) +
+                " systems and " + std::to_string(atoms) + " atoms do not fit a capacity of " +
+                std::to_string(capacity_.systems) + " systems and " +
+                std::to_string(capacity_.atoms) + " atoms");
+  num_systems_ = systems;
+  num_atoms_ = atoms;
+}
+
+std::vector<int> SystemsBatch::status_on_host() const {
+  std::vector<int> out(static_cast<std::size_t>(num_systems_));
+  Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
+                                                                                   out.size());
+  Kokkos::deep_copy(h, Kokkos::subview(status, std::make_pair(0, num_systems_)));
+  return out;
+}
+
+std::vector<int> SystemsBatch::count_on_host() const {
+  std::vector<int> out(static_cast<std::size_t>(num_systems_));
+  Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
+                                                                                   out.size());
+  Kokkos::deep_copy(h, Kokkos::subview(count, std::make_pair(0, num_systems_)));
+  return out;
+}
+
+void SystemsBatch::remove(const std::vector<int>& slots) {
+  if (slots.empty())
+    return;
+  // The host decides where every kept system goes (a few ints per system); kernels move the rows.
+  const std::vector<int> counts = count_on_host();
+  std::vector<char> gone(static_cast<std::size_t>(num_systems_), 0);
+  int previous = -1;
+  for (int s : slots) {
+    if (s <= previous || s >= num_systems_)
+      throw Error("baton::dynamics::SystemsBatch::remove: slot " + std::to_string(s) +
+                  " is out of order or not in use (" + std::to_string(num_systems_) + " systems)");
+    gone[static_cast<std::size_t>(s)] = 1;
+    previous = s;
+  }
+  std::vector<int> from;  // new slot -> old slot
+  std::vector<int> new_offset;
+  int atoms = 0;
+  for (int s = 0; s < num_systems_; ++s) {
+    if (gone[static_cast<std::size_t>(s)])
+      continue;
+    from.push_back(s);
+    new_offset.push_back(atoms);
+    atoms += counts[static_cast<std::size_t>(s)];
+  }
+  const int kept = static_cast<int>(from.size());
+  // Nothing moves below the first removed slot.
+  const int first = slots.front();
+  if (first == kept) {  // only trailing systems removed
+    set_counts(kept, atoms);
+    return;
+  }
+  view<int*> d_from("baton::batch::from", kept - first);
+  view<int*> d_offset("baton::batch::new_offset", kept - first);
+  {
+    auto h_from = Kokkos::create_mirror_view(d_from);
+    auto h_offset = Kokkos::create_mirror_view(d_offset);
+    for (int i = first; i < kept; ++i) {
+      h_from(i - first) = from[static_cast<std::size_t>(i)];
+      h_offset(i - first) = new_offset[static_cast<std::size_t>(i)];
+    }
+    Kokkos::deep_copy(d_from, h_from);
+    Kokkos::deep_copy(d_offset, h_offset);
+  }
+  // Moving down in place is safe only in order; copy the moved tail to scratch Views first.
+  const int atom_begin = new_offset[static_cast<std::size_t>(first)];
+  const int n_move_atoms = atoms - atom_begin;
+  const int n_move = kept - first;
+  const int stages = static_cast<int>(stage_steps.extent(1));
+  SystemsBatch& b = *this;
+  view<double*[3]> t_pos("t_pos", n_move_atoms), t_vel("t_vel", n_move_atoms),
+      t_frc("t_frc", n_move_atoms);
+  view<double*> t_mass("t_mass", n_move_atoms);
+  view<int*> t_species("t_species", n_move_atoms), t_sys("t_sys", n_move_atoms);
+  using policy = Kokkos::TeamPolicy<execution_space>;
+  auto off = b.offset;
+  auto cnt = b.count;
+  auto pos = b.positions, vel = b.velocities, frc = b.forces;
+  auto mass = b.masses;
+  auto spec = b.species;
+  Kokkos::parallel_for(
+      "baton::batch::gather_moved", policy(n_move, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const policy::member_type& team) {
+        const int k = team.league_rank();
+        const int src = d_from(k);
+        const int src_off = off(src);
+        const int dst = d_offset(k) - atom_begin;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cnt(src)), [&](int a) {
+          for (int d = 0; d < 3; ++d) {
+            t_pos(dst + a, d) = pos(src_off + a, d);
+            t_vel(dst + a, d) = vel(src_off + a, d);
+            t_frc(dst + a, d) = frc(src_off + a, d);
+          }
+          t_mass(dst + a) = mass(src_off + a);
+          t_species(dst + a) = spec(src_off + a);
+          t_sys(dst + a) = first + k;
+        });
+      });
+  // Per-system rows: gather into temporaries, then write back.
+  view<int*> s_count("s_count", n_move), s_status("s_status", n_move);
+  view<std::int64_t*> s_id("s_id", n_move), s_steps("s_steps", n_move);
+  view<double*> s_energy("s_energy", n_move), s_fmax("s_fmax", n_move);
+  view<std::int64_t**> s_stage("s_stage", n_move, stages);
+  view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
+  auto ids = b.id;
+  auto st = b.steps;
+  auto en = b.energy;
+  auto fm = b.fmax;
+  auto stage = b.stage_steps;
+  auto stat = b.status;
+  auto scr = b.scratch;
+  Kokkos::parallel_for(
+      "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
+      KOKKOS_LAMBDA(int k) {
+        const int src = d_from(k);
+        s_count(k) = cnt(src);
+        s_status(k) = stat(src);
+        s_id(k) = ids(src);
+        s_steps(k) = st(src);
+        s_energy(k) = en(src);
+        s_fmax(k) = fm(src);
+        for (int j = 0; j < stages; ++j)
+          s_stage(k, j) = stage(src, j);
+        for (int j = 0; j < batch_scratch_size; ++j)
+          s_scratch(k, j) = scr(src, j);
+      });
+  Kokkos::parallel_for(
+      "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
+      KOKKOS_LAMBDA(int k) {
+        const int dst = first + k;
+        off(dst) = d_offset(k);
+        cnt(dst) = s_count(k);
+        stat(dst) = s_status(k);
+        ids(dst) = s_id(k);
+        st(dst) = s_steps(k);
+        en(dst) = s_energy(k);
+        fm(dst) = s_fmax(k);
+        for (int j = 0; j < stages; ++j)
+          stage(dst, j) = s_stage(k, j);
+        for (int j = 0; j < batch_scratch_size; ++j)
+          scr(dst, j) = s_scratch(k, j);
+      });
+  auto sys = b.system_of_atom;
+  Kokkos::parallel_for(
+      "baton::batch::scatter_atoms", Kokkos::RangePolicy<execution_space>(0, n_move_atoms),
+      KOKKOS_LAMBDA(int a) {
+        const int dst = atom_begin + a;
+        for (int d = 0; d < 3; ++d) {
+          pos(dst, d) = t_pos(a, d);
+          vel(dst, d) = t_vel(a, d);
+          frc(dst, d) = t_frc(a, d);
+        }
+        mass(dst) = t_mass(a);
+        spec(dst) = t_species(a);
+        sys(dst) = t_sys(a);
+      });
+  Kokkos::fence();
+  set_counts(kept, atoms);
+}
+
+}  // namespace baton::dynamics

@@ -1,0 +1,94 @@
+#pragma once
+/// \file
+/// A batch of atomic systems as structure-of-arrays Kokkos Views of fixed capacity. Systems occupy
+/// slots [0, num_systems()) and their atoms the contiguous rows [offset(s), offset(s) + count(s))
+/// of the per-atom Views, in slot order, with no gaps. Adding and removing systems runs as kernels;
+/// the host keeps only the two counts.
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <vector>
+
+namespace baton::dynamics {
+
+/// What a system slot holds. Stages step Active systems only and mark them Finished when they are
+/// done (converged, or out of step budget); the pipeline then moves them on.
+enum class SystemStatus : int {
+  Active = 0,    ///< being stepped by the stage
+  Finished = 1,  ///< done with this stage (set by the stage)
+  Held = 2       ///< finished and counted by the driver, waiting for room further down
+};
+
+/// Capacity of a batch, in systems and in atoms.
+struct BatchCapacity {
+  int systems = 0;
+  int atoms = 0;
+};
+
+/// Number of per-system scratch values a stage may use (see SystemsBatch::scratch).
+inline constexpr int batch_scratch_size = 4;
+
+/// Fixed-capacity batch of systems in the default execution space's memory.
+class SystemsBatch {
+ public:
+  using execution_space = Kokkos::DefaultExecutionSpace;
+  using memory_space = execution_space::memory_space;
+  template <class T>
+  using view = Kokkos::View<T, Kokkos::LayoutRight, memory_space>;
+
+  SystemsBatch() = default;
+  /// Allocates room for `capacity` and `num_stages` per-stage step counters per system.
+  SystemsBatch(BatchCapacity capacity, int num_stages);
+
+  int num_systems() const noexcept { return num_systems_; }
+  int num_atoms() const noexcept { return num_atoms_; }
+  int num_stages() const noexcept { return num_stages_; }
+  BatchCapacity capacity() const noexcept { return capacity_; }
+  BatchCapacity free() const noexcept {
+    return {capacity_.systems - num_systems_, capacity_.atoms - num_atoms_};
+  }
+  bool empty() const noexcept { return num_systems_ == 0; }
+
+  // Per atom (rows [0, num_atoms()) are in use).
+  view<double* [3]> positions;
+  view<double* [3]> velocities;
+  view<double* [3]> forces;
+  view<double*> masses;
+  view<int*> species;         ///< index into the caller's species-name table
+  view<int*> system_of_atom;  ///< slot of the atom's system
+
+  // Per system slot (rows [0, num_systems()) are in use).
+  view<int*> offset;                 ///< first atom row
+  view<int*> count;                  ///< number of atoms
+  view<std::int64_t*> id;            ///< system id
+  view<double*> energy;              ///< potential energy (set by the force call)
+  view<double*> fmax;                ///< largest atom force norm (set by the force call)
+  view<std::int64_t*> steps;         ///< steps taken in the current stage
+  view<std::int64_t**> stage_steps;  ///< [slot][stage]: steps each finished stage took
+  view<int*> status;                 ///< SystemStatus as int
+  /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
+  /// a system enters a batch; moved with the system when slots are compacted; never sent.
+  view<double* [batch_scratch_size]> scratch;
+
+  /// Makes `systems` and `atoms` the counts after the caller filled rows [num_systems(), systems)
+  /// and [num_atoms(), atoms) itself (offset, count, system_of_atom included). Checked against
+  /// capacity.
+  void set_counts(int systems, int atoms);
+
+  /// Removes the systems in `slots` (ascending, distinct) and moves the rest down, keeping their
+  /// order, with kernels.
+  void remove(const std::vector<int>& slots);
+
+  /// Host copy of status, for choosing what to move (one small copy).
+  std::vector<int> status_on_host() const;
+  /// Host copy of count.
+  std::vector<int> count_on_host() const;
+
+ private:
+  BatchCapacity capacity_{};
+  int num_stages_ = 0;
+  int num_systems_ = 0;
+  int num_atoms_ = 0;
+};
+
+}  // namespace baton::dynamics

@@ -1,0 +1,499 @@
+#include <baton/dynamics/xyz.hpp>
+#include <baton/runtime/error.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iomanip>
+#include <istream>
+#include <limits>
+#include <locale>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace baton::dynamics {
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i]))
+      ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !is_space(line[i]))
+      ++i;
+    if (i > start)
+      words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-')
+    s.remove_prefix(1);
+  if (s.empty())
+    return std::nullopt;
+  double value = 0;
+#if defined(__cpp_lib_to_chars)
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size())
+    return std::nullopt;
+#else
+  std::istringstream in{std::string(s)};
+  in.imbue(std::locale::classic());
+  if (!(in >> value) || in.peek() != std::char_traits<char>::eof())
+    return std::nullopt;
+#endif
+  return value;
+}
+
+template <class Int>
+std::optional<Int> parse_integer(std::string_view s) {
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-')
+    s.remove_prefix(1);
+  Int value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+    return std::nullopt;
+  return value;
+}
+
+std::string excerpt(std::string_view s) {
+  constexpr std::size_t shown = 40;
+  return "'" + std::string(s.substr(0, shown)) + (s.size() > shown ? "...'" : "'");
+}
+
+// Lines of the input, numbered from 1, with a trailing '\r' removed.
+class LineReader {
+ public:
+  LineReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {}
+
+  bool next() {
+    if (!std::getline(in_, line_)) {
+      if (in_.bad())
+        fail(number_ + 1, "read error");
+      return false;
+    }
+    ++number_;
+    if (!line_.empty() && line_.back() == '\r')
+      line_.pop_back();
+    return true;
+  }
+  const std::string& line() const noexcept { return line_; }
+  std::size_t number() const noexcept { return number_; }
+
+  [[noreturn]] void fail(std::size_t line, const std::string& what) const {
+    throw Error(source_ + ":" + std::to_string(line) + ": " + what);
+  }
+  [[noreturn]] void fail(const std::string& what) const { fail(number_, what); }
+
+ private:
+  std::istream& in_;
+  std::string source_;
+  std::string line_;
+  std::size_t number_ = 0;
+};
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// key=value, key="quoted value" (backslash escapes the next character) or key={braced value}; bare
+// words are left out. nullopt when a quote or brace is not closed.
+std::optional<KeyValues> parse_comment(std::string_view s) {
+  KeyValues out;
+  std::size_t i = 0;
+  const auto skip_space = [&] {
+    while (i < s.size() && is_space(s[i]))
+      ++i;
+  };
+  while (true) {
+    skip_space();
+    if (i == s.size())
+      return out;
+    const std::size_t start = i;
+    while (i < s.size() && !is_space(s[i]) && s[i] != '=')
+      ++i;
+    std::string key(s.substr(start, i - start));
+    skip_space();
+    if (i == s.size() || s[i] != '=')
+      continue;  // a bare word
+    ++i;
+    skip_space();
+    std::string value;
+    if (i < s.size() && (s[i] == '"' || s[i] == '{')) {
+      const char close = s[i] == '"' ? '"' : '}';
+      for (++i; i < s.size() && s[i] != close; ++i) {
+        if (s[i] == '\\' && close == '"' && i + 1 < s.size())
+          ++i;
+        value += s[i];
+      }
+      if (i == s.size())
+        return std::nullopt;
+      ++i;
+    } else {
+      while (i < s.size() && !is_space(s[i]))
+        value += s[i++];
+    }
+    out.emplace_back(std::move(key), std::move(value));
+  }
+}
+
+// Where the columns HostSystem needs sit on an atom line.
+struct Columns {
+  std::size_t total = 4;  // columns per atom line
+  bool exact = false;     // plain XYZ allows extra columns; Properties fixes the count
+  std::size_t species = 0, pos = 1;
+  std::optional<std::size_t> vel, mass;
+  std::string properties;  // as declared, for messages
+};
+
+Columns parse_properties(const std::string& spec, const LineReader& reader) {
+  const auto bad = [&](const std::string& why) {
+    reader.fail("malformed Properties " + excerpt(spec) + ": " + why);
+  };
+  std::vector<std::string_view> fields;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = spec.find(':', start);
+    fields.push_back(std::string_view(spec).substr(start, colon - start));
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+  if (fields.size() % 3 != 0)
+    bad("expected name:type:count triples");
+  Columns c;
+  c.exact = true;
+  c.total = 0;
+  c.properties = spec;
+  std::optional<std::size_t> species, pos;
+  std::unordered_set<std::string> names;
+  for (std::size_t f = 0; f < fields.size(); f += 3) {
+    const std::string name(fields[f]);
+    const std::string_view type = fields[f + 1];
+    const auto width = parse_integer<std::size_t>(fields[f + 2]);
+    if (name.empty())
+      bad("empty property name");
+    if (type != "S" && type != "R" && type != "I" && type != "L")
+      bad("type of '" + name + "' must be S, R, I or L");
+    if (!width || *width < 1 || *width > 1000)
+      bad("count of '" + name + "' must be an integer from 1 to 1000");
+    const std::string key = lower(name);
+    if (!names.insert(key).second)
+      bad("'" + name + "' appears twice");
+    const auto take = [&](std::optional<std::size_t>& slot, std::string_view want_type,
+                          std::size_t want_width) {
+      if (slot)
+        bad("two columns for '" + name + "'");
+      if (type != want_type || *width != want_width)
+        bad("'" + name + "' must be " + std::string(want_type) + ":" + std::to_string(want_width));
+      slot = c.total;
+    };
+    if (key == "species")
+      take(species, "S", 1);
+    else if (key == "pos")
+      take(pos, "R", 3);
+    else if (key == "vel" || key == "velo" || key == "velocities")
+      take(c.vel, "R", 3);
+    else if (key == "mass" || key == "masses")
+      take(c.mass, "R", 1);
+    c.total += *width;
+  }
+  if (!species || !pos)
+    bad("species:S:1 and pos:R:3 are required");
+  c.species = *species;
+  c.pos = *pos;
+  return c;
+}
+
+// The comment-line keys a frame carries into its HostSystem.
+struct FrameKeys {
+  Columns columns;
+  std::optional<std::int64_t> id;
+  double energy = std::numeric_limits<double>::quiet_NaN();
+  double fmax = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::int64_t> steps;
+};
+
+FrameKeys read_comment(const LineReader& reader) {
+  FrameKeys keys;
+  const std::optional<KeyValues> pairs = parse_comment(reader.line());
+  if (!pairs) {
+    // Free text is a fine comment for plain XYZ; not when it tries to declare Properties.
+    if (lower(reader.line()).find("properties=") != std::string::npos)
+      reader.fail("malformed comment line: unterminated quote or brace");
+    return keys;
+  }
+  std::unordered_set<std::string> seen;
+  for (const auto& pair : *pairs) {
+    const std::string& key = pair.first;  // not a structured binding: lambdas use it
+    const std::string& value = pair.second;
+    const std::string name = lower(key);
+    const bool known = name == "properties" || name == "energy" || name == "fmax" ||
+                       name == "system_id" || name.rfind("steps_", 0) == 0;
+    if (!known)
+      continue;
+    if (!seen.insert(name).second)
+      reader.fail("duplicate key '" + key + "' in comment line");
+    const auto number = [&] {
+      const auto v = parse_double(value);
+      if (!v)
+        reader.fail(key + " must be a number, got " + excerpt(value));
+      return *v;
+    };
+    const auto integer = [&] {
+      const auto v = parse_integer<std::int64_t>(value);
+      if (!v)
+        reader.fail(key + " must be an integer, got " + excerpt(value));
+      return *v;
+    };
+    if (name == "properties")
+      keys.columns = parse_properties(value, reader);
+    else if (name == "energy")
+      keys.energy = number();
+    else if (name == "fmax")
+      keys.fmax = number();
+    else if (name == "system_id")
+      keys.id = integer();
+    else
+      keys.steps.push_back(integer());
+  }
+  return keys;
+}
+
+std::size_t read_atom_count(const LineReader& reader) {
+  const auto words = split_words(reader.line());
+  const auto count = words.size() == 1 ? parse_integer<std::uint64_t>(words[0]) : std::nullopt;
+  if (!count)
+    reader.fail("expected the atom count (a non-negative integer), got " + excerpt(reader.line()));
+  if (*count > max_xyz_atoms)
+    reader.fail("atom count " + std::to_string(*count) + " is larger than the limit " +
+                std::to_string(max_xyz_atoms));
+  return static_cast<std::size_t>(*count);
+}
+
+void read_atom(const LineReader& reader, const Columns& c, HostSystem& system) {
+  const auto words = split_words(reader.line());
+  if (words.size() < c.total || (c.exact && words.size() != c.total)) {
+    const std::string declared =
+        c.exact ? " (Properties=" + c.properties + ")" : " (species x y z)";
+    reader.fail("expected " + std::string(c.exact ? "" : "at least ") + std::to_string(c.total) +
+                " columns" + declared + ", got " + std::to_string(words.size()));
+  }
+  const auto numbers = [&](std::size_t first, std::size_t n, const char* what,
+                           std::vector<double>& into) {
+    for (std::size_t k = first; k < first + n; ++k) {
+      const auto v = parse_double(words[k]);
+      if (!v)
+        reader.fail("expected " + std::to_string(n) + " numbers for " + what + ", got " +
+                    excerpt(words[k]) + " in column " + std::to_string(k + 1));
+      into.push_back(*v);
+    }
+  };
+  system.species.emplace_back(words[c.species]);
+  numbers(c.pos, 3, "pos", system.positions);
+  if (c.vel)
+    numbers(*c.vel, 3, "velocities", system.velocities);
+  if (c.mass) {
+    numbers(*c.mass, 1, "mass", system.masses);
+    if (!(system.masses.back() > 0) || !std::isfinite(system.masses.back()))
+      reader.fail("mass must be positive and finite, got " + excerpt(words[*c.mass]));
+  }
+}
+
+bool blank(const std::string& line) {
+  return std::all_of(line.begin(), line.end(), is_space);
+}
+
+void append_number(std::string& out, double v) {
+#if defined(__cpp_lib_to_chars)
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  out.append(buffer, result.ptr);
+#else
+  std::ostringstream s;
+  s.imbue(std::locale::classic());
+  s << std::setprecision(17) << v;
+  out += s.str();
+#endif
+}
+
+void append_integer(std::string& out, std::int64_t v) {
+  char buffer[24];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  out.append(buffer, result.ptr);
+}
+
+std::string system_name(const HostSystem& s) {
+  return "write_xyz: system " + std::to_string(s.id);
+}
+
+void check_writable(const HostSystem& s) {
+  const std::size_t n = s.size();
+  if (s.positions.size() != 3 * n)
+    throw Error(system_name(s) + " has " + std::to_string(s.positions.size()) +
+                " position values for " + std::to_string(n) + " atoms");
+  if (!s.velocities.empty() && s.velocities.size() != 3 * n)
+    throw Error(system_name(s) + " has " + std::to_string(s.velocities.size()) +
+                " velocity values for " + std::to_string(n) + " atoms");
+  if (!s.masses.empty() && s.masses.size() != n)
+    throw Error(system_name(s) + " has " + std::to_string(s.masses.size()) + " masses for " +
+                std::to_string(n) + " atoms");
+  for (const double m : s.masses)
+    if (!(m > 0) || !std::isfinite(m))
+      throw Error(system_name(s) + " has a mass that is not positive and finite");
+  for (const std::string& label : s.species)
+    if (label.empty() || std::any_of(label.begin(), label.end(), is_space))
+      throw Error(system_name(s) + " has a species label that is empty or contains spaces");
+}
+
+void append_frame(std::string& out, const HostSystem& s, const std::vector<std::string>& stages) {
+  const bool velocities = !s.velocities.empty();
+  const bool masses =
+      std::any_of(s.masses.begin(), s.masses.end(), [](double m) { return m != 1.0; });
+  out += std::to_string(s.size());
+  out += "\nProperties=species:S:1:pos:R:3";
+  out += velocities ? ":velo:R:3" : "";
+  out += masses ? ":masses:R:1" : "";
+  if (!std::isnan(s.energy)) {
+    out += " energy=";
+    append_number(out, s.energy);
+  }
+  if (!std::isnan(s.fmax)) {
+    out += " fmax=";
+    append_number(out, s.fmax);
+  }
+  out += " system_id=";
+  append_integer(out, s.id);
+  const std::vector<std::string> keys = xyz_step_keys(stages, s.stage_steps.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    out += ' ' + keys[i] + '=';
+    append_integer(out, s.stage_steps[i]);
+  }
+  out += " pbc=\"F F F\"\n";
+  for (std::size_t a = 0; a < s.size(); ++a) {
+    out += s.species[a];
+    for (int d = 0; d < 3; ++d) {
+      out += ' ';
+      append_number(out, s.positions[3 * a + d]);
+    }
+    for (int d = 0; velocities && d < 3; ++d) {
+      out += ' ';
+      append_number(out, s.velocities[3 * a + d]);
+    }
+    if (masses) {
+      out += ' ';
+      append_number(out, s.masses[a]);
+    }
+    out += '\n';
+  }
+}
+
+}  // namespace
+
+std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_name) {
+  LineReader reader(in, source_name);
+  std::vector<HostSystem> systems;
+  std::unordered_map<std::int64_t, std::size_t> id_line;  // id -> line of its comment
+  while (reader.next()) {
+    if (blank(reader.line()))
+      continue;
+    const std::size_t count = read_atom_count(reader);
+    if (!reader.next())
+      reader.fail(reader.number() + 1, "missing comment line after the atom count");
+    FrameKeys keys = read_comment(reader);
+    HostSystem system;
+    system.id = keys.id ? *keys.id : static_cast<std::int64_t>(systems.size());
+    if (const auto [at, fresh] = id_line.emplace(system.id, reader.number()); !fresh)
+      reader.fail("duplicate system_id " + std::to_string(system.id) + " (also on line " +
+                  std::to_string(at->second) + ")");
+    system.energy = keys.energy;
+    system.fmax = keys.fmax;
+    system.stage_steps = std::move(keys.steps);
+    const std::size_t reserve = std::min<std::size_t>(count, 4096);
+    system.species.reserve(reserve);
+    system.positions.reserve(3 * reserve);
+    for (std::size_t a = 0; a < count; ++a) {
+      if (!reader.next())
+        reader.fail(reader.number() + 1, "file ends after " + std::to_string(a) + " of " +
+                                             std::to_string(count) + " atom lines");
+      read_atom(reader, keys.columns, system);
+    }
+    systems.push_back(std::move(system));
+  }
+  return systems;
+}
+
+std::vector<HostSystem> read_xyz_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("read_xyz_file: cannot open '" + path + "' for reading");
+  return read_xyz(in, path);
+}
+
+std::vector<std::string> xyz_step_keys(const std::vector<std::string>& stage_names,
+                                       std::size_t count) {
+  std::vector<std::string> keys;
+  std::unordered_set<std::string> used;  // lower case: the reader matches keys in any case
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string base = i < stage_names.size() ? stage_names[i] : "";
+    for (char& c : base)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+        c = '_';
+    base = "steps_" + (base.empty() ? "stage" + std::to_string(i) : base);
+    std::string key = base;
+    for (int n = 2; !used.insert(lower(key)).second; ++n)
+      key = base + "_" + std::to_string(n);
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
+               const std::vector<std::string>& stage_names) {
+  std::string frame;
+  for (const HostSystem& s : systems) {
+    check_writable(s);
+    frame.clear();
+    append_frame(frame, s, stage_names);
+    out.write(frame.data(), static_cast<std::streamsize>(frame.size()));
+    if (!out)
+      throw Error(system_name(s) + ": the output stream failed");
+  }
+}
+
+void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
+                    const std::vector<std::string>& stage_names) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw Error("write_xyz_file: cannot open '" + path + "' for writing");
+  try {
+    write_xyz(out, systems, stage_names);
+  } catch (const Error& e) {
+    throw Error("write_xyz_file '" + path + "': " + e.what());
+  }
+  out.close();
+  if (!out)
+    throw Error("write_xyz_file: writing '" + path + "' failed");
+}
+
+}  // namespace baton::dynamics

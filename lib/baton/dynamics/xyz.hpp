@@ -1,0 +1,45 @@
+#pragma once
+/// \file
+/// Extended XYZ (as ASE, OVITO and QUIP write it) in and out: many frames per file, one
+/// HostSystem per frame. The format and its rules are described in docs/xyz.md.
+
+#include <baton/dynamics/host_system.hpp>
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace baton::dynamics {
+
+/// The largest atom count a frame may declare; larger counts are rejected before any allocation.
+inline constexpr std::size_t max_xyz_atoms = 100000000;
+
+/// Reads every frame of an (extended) XYZ stream. A frame's `system_id` comment key becomes its id
+/// (absent: the frame's index in the file); `energy` and `fmax` are read when present, and the
+/// `steps_*` keys become stage_steps in the order they appear. Throws baton::Error for bad input,
+/// with a message "<source_name>:<line>: <what is wrong>" (lines count from 1).
+std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_name = "<stream>");
+
+/// read_xyz() on the file at `path` (named by `path` in messages); throws baton::Error if the file
+/// cannot be opened.
+std::vector<HostSystem> read_xyz_file(const std::string& path);
+
+/// Writes one extended-XYZ frame per system, numbers in shortest round-trip form (write then read
+/// gives the same bits). stage_steps[i] is written as `steps_<stage_names[i]>` (a repeated name
+/// gets `_2`, `_3`, ...; a step without a name is `steps_stage<i>`). Throws baton::Error for a
+/// system whose arrays do not match its atom count, or if the stream fails.
+void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
+               const std::vector<std::string>& stage_names = {});
+
+/// write_xyz() into a new file at `path`; throws baton::Error naming `path` on failure.
+void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
+                    const std::vector<std::string>& stage_names = {});
+
+/// The comment keys write_xyz() uses for `count` step counts of stages named `stage_names`:
+/// `steps_<name>` with characters other than letters, digits and '_' replaced by '_', repeats made
+/// unique with `_2`, `_3`, ..., and `steps_stage<i>` for stages without a name.
+std::vector<std::string> xyz_step_keys(const std::vector<std::string>& stage_names,
+                                       std::size_t count);
+
+}  // namespace baton::dynamics

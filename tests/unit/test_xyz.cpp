@@ -1,0 +1,258 @@
+#include <doctest/doctest.h>
+
+#include <baton/dynamics/xyz.hpp>
+#include <baton/runtime/error.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using baton::dynamics::HostSystem;
+
+namespace {
+
+std::vector<HostSystem> read_text(const std::string& text, const std::string& name = "test.xyz") {
+  std::istringstream in(text);
+  return baton::dynamics::read_xyz(in, name);
+}
+
+std::string write_text(const std::vector<HostSystem>& systems,
+                       const std::vector<std::string>& stages = {}) {
+  std::ostringstream out;
+  baton::dynamics::write_xyz(out, systems, stages);
+  return out.str();
+}
+
+// The message read_xyz throws for `text` read as "bad.xyz" (empty if it does not throw).
+std::string error_of(const std::string& text) {
+  try {
+    read_text(text, "bad.xyz");
+  } catch (const baton::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), 8 * a.size()) == 0);
+}
+
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+HostSystem awkward_system() {
+  HostSystem s;
+  s.id = 42;
+  s.species = {"Ar", "Kr", "Ar"};
+  s.positions = {0.1,
+                 1.0 / 3.0,
+                 -0.0,
+                 1e-300,
+                 5e-324,
+                 1.7976931348623157e308,
+                 3.141592653589793,
+                 -2.718281828459045,
+                 123456789.123456789};
+  s.velocities = {1e-17, -0.3, 0.7, 2.0 / 3.0, -1e10, 0.0, 1.1, -1.1, 1e-5};
+  s.masses = {39.948, 83.798, 39.948};
+  s.energy = -6.0 / 7.0;
+  s.fmax = 1e-3 / 3.0;
+  s.stage_steps = {120, 1000, 7, 5};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("write then read is bit-exact") {
+  HostSystem plain;
+  plain.id = -3;
+  plain.species = {"Ne"};
+  plain.positions = {0.25, -0.5, 1.0 / 7.0};
+  const std::vector<HostSystem> systems = {awkward_system(), plain};
+  const std::string text = write_text(systems, {"fire", "verlet", "fire"});
+  const auto back = read_text(text);
+  REQUIRE(back.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(back[i].id == systems[i].id);
+    CHECK(back[i].species == systems[i].species);
+    CHECK(same_bits(back[i].positions, systems[i].positions));
+    CHECK(same_bits(back[i].velocities, systems[i].velocities));
+    CHECK(same_bits(back[i].masses, systems[i].masses));
+    CHECK(back[i].stage_steps == systems[i].stage_steps);
+  }
+  CHECK(same_bits(back[0].energy, systems[0].energy));
+  CHECK(same_bits(back[0].fmax, systems[0].fmax));
+  CHECK(std::isnan(back[1].energy));
+  CHECK(std::isnan(back[1].fmax));
+  // Repeated stage names get suffixes; a step without a name gets its index.
+  CHECK(text.find(" steps_fire=120 steps_verlet=1000 steps_fire_2=7 steps_stage3=5 ") !=
+        std::string::npos);
+  CHECK(text.find("Properties=species:S:1:pos:R:3:velo:R:3:masses:R:1 ") != std::string::npos);
+}
+
+TEST_CASE("a written frame looks as documented") {
+  HostSystem s;
+  s.id = 3;
+  s.species = {"Ar", "Ar"};
+  s.positions = {0, 0.5, -1, 1.25, 0, 0};
+  s.masses = {1, 1};  // all 1: no masses column
+  s.energy = -1.5;
+  s.stage_steps = {10};
+  CHECK(write_text({s}, {"fire"}) ==
+        "2\nProperties=species:S:1:pos:R:3 energy=-1.5 system_id=3 steps_fire=10 pbc=\"F F F\"\n"
+        "Ar 0 0.5 -1\nAr 1.25 0 0\n");
+}
+
+TEST_CASE("step keys are unique whatever the stage names") {
+  using baton::dynamics::xyz_step_keys;
+  CHECK(xyz_step_keys({"a", "a", "a_2", ""}, 4) ==
+        std::vector<std::string>{"steps_a", "steps_a_2", "steps_a_2_2", "steps_stage3"});
+  CHECK(xyz_step_keys({"lj fire", "Fire", "fire"}, 3) ==
+        std::vector<std::string>{"steps_lj_fire", "steps_Fire", "steps_fire_2"});
+  CHECK(xyz_step_keys({"x", "y"}, 1) == std::vector<std::string>{"steps_x"});
+}
+
+TEST_CASE("files round-trip and name the path on failure") {
+  const std::string path = "baton_test_xyz_roundtrip.xyz";
+  baton::dynamics::write_xyz_file(path, {awkward_system()});
+  const auto back = baton::dynamics::read_xyz_file(path);
+  std::remove(path.c_str());
+  REQUIRE(back.size() == 1);
+  CHECK(same_bits(back[0].positions, awkward_system().positions));
+  CHECK_THROWS_WITH_AS(baton::dynamics::read_xyz_file("no/such/dir/in.xyz"),
+                       doctest::Contains("no/such/dir/in.xyz"), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::dynamics::write_xyz_file("no/such/dir/out.xyz", {}),
+                       doctest::Contains("no/such/dir/out.xyz"), baton::Error);
+}
+
+TEST_CASE("an ASE-style file with extra columns and keys") {
+  const std::string text =
+      "2\n"
+      "Lattice=\"10.0 0.0 0.0 0.0 10.0 0.0 0.0 0.0 10.0\" "
+      "Properties=species:S:1:pos:R:3:forces:R:3:momenta:R:3:velo:R:3:Z:I:1:masses:R:1 "
+      "energy=-2.5 free_energy=-2.5 config_type=\"lj cluster\" pbc=\"T T T\" fmax=0.125 "
+      "system_id=17 steps_fire=4 steps_verlet=9\n"
+      "Ar  0.0 0.5 1.0   0.1 0.2 0.3  9 9 9  1e-2 2e-2 3e-2  18  39.948\n"
+      "Ar\t1.5 -0.5 +2.0\t0.1 0.2 0.3  9 9 9  -1e-2 -2e-2 -3e-2  18  39.948\n"
+      "1\n"
+      "Properties=species:S:1:pos:R:3:vel:R:3 energy=1.25\n"
+      "Ne 1 2 3 4 5 6\n";
+  const auto systems = read_text(text);
+  REQUIRE(systems.size() == 2);
+  CHECK(systems[0].id == 17);
+  CHECK(systems[0].species == std::vector<std::string>{"Ar", "Ar"});
+  CHECK(systems[0].positions == std::vector<double>{0.0, 0.5, 1.0, 1.5, -0.5, 2.0});
+  CHECK(systems[0].velocities == std::vector<double>{1e-2, 2e-2, 3e-2, -1e-2, -2e-2, -3e-2});
+  CHECK(systems[0].masses == std::vector<double>{39.948, 39.948});
+  CHECK(systems[0].energy == -2.5);
+  CHECK(systems[0].fmax == 0.125);
+  CHECK(systems[0].stage_steps == std::vector<std::int64_t>{4, 9});
+  CHECK(systems[1].id == 1);  // no system_id: the frame index
+  CHECK(systems[1].velocities == std::vector<double>{4, 5, 6});
+  CHECK(systems[1].masses.empty());
+  CHECK(systems[1].energy == 1.25);
+  CHECK(std::isnan(systems[1].fmax));
+}
+
+TEST_CASE("plain XYZ, free-text comments, CRLF and blank lines") {
+  const auto systems = read_text(
+      "3\r\nwater, from \"somewhere\r\nO 0 0 0\r\nH 0.757 0.586 0.0 extra\r\nH -0.757 0.586 0\r\n"
+      "\n1\nProperties of argon\nAr 1 2 3\n\n\n   \n");
+  REQUIRE(systems.size() == 2);
+  CHECK(systems[0].id == 0);
+  CHECK(systems[0].species == std::vector<std::string>{"O", "H", "H"});
+  CHECK(systems[0].positions[3] == 0.757);
+  CHECK(systems[0].velocities.empty());
+  CHECK(systems[1].id == 1);
+  CHECK(systems[1].positions == std::vector<double>{1, 2, 3});
+  CHECK(read_text("").empty());
+  CHECK(read_text("0\n\n").size() == 1);
+}
+
+TEST_CASE("every malformed input names its line") {
+  const std::string ok_frame = "1\nProperties=species:S:1:pos:R:3\nAr 0 0 0\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // atom count
+      {"abc\n\nAr 0 0 0\n", "bad.xyz:1: expected the atom count"},
+      {"-1\n\n", "bad.xyz:1: expected the atom count"},
+      {"2 atoms\n\n", "bad.xyz:1: expected the atom count"},
+      {"1.5\n\n", "bad.xyz:1: expected the atom count"},
+      {"999999999999\n\n", "bad.xyz:1: atom count 999999999999 is larger than the limit"},
+      {ok_frame + "x\n", "bad.xyz:4: expected the atom count"},
+      // truncated
+      {"2\n", "bad.xyz:2: missing comment line"},
+      {"3\ncomment\nAr 0 0 0\nAr 1 1 1\n", "bad.xyz:5: file ends after 2 of 3 atom lines"},
+      {ok_frame + "2\ncomment\n", "bad.xyz:6: file ends after 0 of 2 atom lines"},
+      // fields
+      {"1\n\nAr 0 abc 0\n", "bad.xyz:3: expected 3 numbers for pos, got 'abc' in column 3"},
+      {"1\n\nAr 0 0\n", "bad.xyz:3: expected at least 4 columns (species x y z), got 3"},
+      {"2\n\nAr 0 0 0\n\n", "bad.xyz:4: expected at least 4 columns"},
+      {"1\nProperties=species:S:1:pos:R:3:velo:R:3\nAr 0 0 0 1 1\n",
+       "bad.xyz:3: expected 7 columns (Properties=species:S:1:pos:R:3:velo:R:3), got 6"},
+      {"1\nProperties=species:S:1:pos:R:3\nAr 0 0 0 1\n", "bad.xyz:3: expected 4 columns"},
+      {"1\nProperties=species:S:1:pos:R:3:velo:R:3\nAr 0 0 0 1 x 1\n",
+       "bad.xyz:3: expected 3 numbers for velocities, got 'x' in column 6"},
+      {"1\nProperties=species:S:1:pos:R:3:mass:R:1\nAr 0 0 0 0\n",
+       "bad.xyz:3: mass must be positive"},
+      {"1\nProperties=species:S:1:pos:R:3:mass:R:1\nAr 0 0 0 nan\n",
+       "bad.xyz:3: mass must be positive"},
+      // Properties
+      {"1\nProperties=species:S:1:pos:R\nAr 0 0 0\n", "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=species:S:1\nAr 0 0 0\n", "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=pos:R:3\nAr 0 0 0\n", "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=species:S:1:pos:R:2\nAr 0 0\n", "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=species:S:1:pos:X:3\nAr 0 0 0\n", "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=species:S:1:pos:R:0\nAr\n", "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=species:S:1:pos:R:3:pos:R:3\nAr 0 0 0 0 0 0\n",
+       "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=species:S:1:pos:R:3:vel:R:3:velo:R:3\nAr 0 0 0 0 0 0 0 0 0\n",
+       "bad.xyz:2: malformed Properties"},
+      {"1\nProperties=\nAr 0 0 0\n", "bad.xyz:2: malformed Properties"},
+      {ok_frame + "1\nProperties=species:S:1:pos:R:3 pbc=\"F F F\nAr 0 0 0\n",
+       "bad.xyz:5: malformed comment line"},
+      // comment keys
+      {"1\nenergy=low\nAr 0 0 0\n", "bad.xyz:2: energy must be a number, got 'low'"},
+      {"1\nfmax=\nAr 0 0 0\n", "bad.xyz:2: fmax must be a number"},
+      {"1\nsystem_id=1.5\nAr 0 0 0\n", "bad.xyz:2: system_id must be an integer"},
+      {"1\nsteps_fire=x\nAr 0 0 0\n", "bad.xyz:2: steps_fire must be an integer"},
+      {"1\nenergy=1 energy=2\nAr 0 0 0\n", "bad.xyz:2: duplicate key 'energy'"},
+      // ids
+      {"1\nsystem_id=4\nAr 0 0 0\n1\nsystem_id=4\nAr 0 0 0\n",
+       "bad.xyz:5: duplicate system_id 4 (also on line 2)"},
+      {ok_frame + "1\nsystem_id=0\nAr 0 0 0\n", "bad.xyz:5: duplicate system_id 0"},
+  };
+  for (const auto& one : cases) {
+    const std::string& text = one.first;  // CAPTURE makes a lambda: no structured binding
+    CAPTURE(text);
+    const std::string message = error_of(text);
+    CHECK_MESSAGE(starts_with(message, one.second), message);
+  }
+}
+
+TEST_CASE("the writer rejects inconsistent systems") {
+  HostSystem s;
+  s.id = 9;
+  s.species = {"Ar", "Ar"};
+  s.positions = {0, 0, 0};
+  CHECK_THROWS_WITH_AS(write_text({s}), doctest::Contains("system 9"), baton::Error);
+  s.positions = {0, 0, 0, 1, 1, 1};
+  s.velocities = {0};
+  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  s.velocities.clear();
+  s.masses = {1, -1};
+  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  s.masses.clear();
+  s.species[1] = "A r";
+  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  s.species[1] = "";
+  CHECK_THROWS_AS(write_text({s}), baton::Error);
+}

@@ -1,0 +1,448 @@
+// The Lennard-Jones potential and the dynamics stages (FIRE, velocity Verlet, BAOAB Langevin) on a
+// SystemsBatch: physics against reference values, determinism, parameter checks.
+#include <doctest/doctest.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/host_transfer.hpp>
+#include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/lennard_jones.hpp>
+#include <baton/dynamics/verlet.hpp>
+#include <baton/runtime/error.hpp>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bd = baton::dynamics;
+
+namespace {
+
+constexpr double lj_nn = 1.122462048309373;  // 2^(1/6)
+
+// A batch holding exactly `systems`.
+struct Batch {
+  bd::SystemsBatch batch;
+  bd::SpeciesTable species;
+  explicit Batch(const std::vector<bd::HostSystem>& systems) {
+    int atoms = 0;
+    for (const auto& s : systems)
+      atoms += static_cast<int>(s.size());
+    batch = bd::SystemsBatch({static_cast<int>(systems.size()), atoms}, 1);
+    bd::append_systems(batch, systems, species);
+  }
+  std::vector<bd::HostSystem> systems() const {
+    std::vector<int> slots(static_cast<std::size_t>(batch.num_systems()));
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      slots[i] = static_cast<int>(i);
+    return bd::copy_systems_to_host(batch, slots, species);
+  }
+  std::vector<std::int64_t> steps() const {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps);
+    return {h.data(), h.data() + batch.num_systems()};
+  }
+  std::vector<double> forces() const {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.forces);
+    return {h.data(), h.data() + 3 * batch.num_atoms()};
+  }
+  bool all_finished() const {
+    const auto st = batch.status_on_host();
+    return std::all_of(st.begin(), st.end(),
+                       [](int s) { return s == static_cast<int>(bd::SystemStatus::Finished); });
+  }
+};
+
+// Enters every system into `stage` and advances `chunk` steps at a time until all are Finished.
+void run(baton::pipeline::Stage& stage, Batch& b, int chunk) {
+  stage.enter(b.batch, 0, b.batch.num_systems());
+  const long calls = stage.step_limit() / chunk + 2;
+  for (long k = 0; k < calls && !b.all_finished(); ++k)
+    stage.advance(b.batch, chunk);
+  REQUIRE(b.all_finished());
+}
+
+bd::HostSystem cluster(int atoms, std::int64_t id, double amplitude = 0.05) {
+  return bd::perturbed_cluster(atoms, id, 42, amplitude, lj_nn);
+}
+
+double kinetic_energy(const bd::HostSystem& s) {
+  double k = 0;
+  for (std::size_t i = 0; i < s.velocities.size(); ++i)
+    k += 0.5 * (s.masses.empty() ? 1.0 : s.masses[i / 3]) * s.velocities[i] * s.velocities[i];
+  return k;
+}
+
+// Energy of one system at the given positions (through the kernel).
+double energy_at(const bd::LennardJones& lj, bd::HostSystem s, const std::vector<double>& x) {
+  s.positions = x;
+  Batch b({s});
+  bd::compute_forces(lj, b.batch, 0, 1);
+  return b.systems()[0].energy;
+}
+
+template <class F>
+std::string error_text(F&& f) {
+  try {
+    f();
+  } catch (const baton::Error& e) {
+    return e.what();
+  }
+  return "(no baton::Error)";
+}
+
+}  // namespace
+
+TEST_CASE("FIRE relaxes perturbed LJ13 and LJ55 icosahedra to the global minima") {
+  // Cambridge Cluster Database: LJ13 -44.326801, LJ55 -279.248470 (epsilon).
+  std::vector<bd::HostSystem> in;
+  for (int id = 0; id < 8; ++id)
+    in.push_back(cluster(id % 2 ? 55 : 13, id));
+  Batch b(in);
+  bd::FireStage fire;
+  run(fire, b, 50);
+  const auto out = b.systems();
+  const auto steps = b.steps();
+  long most[2] = {0, 0}, total[2] = {0, 0};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const bool big = out[i].size() == 55;
+    CAPTURE(i);
+    CHECK(out[i].fmax <= 1e-6);
+    CHECK(std::abs(out[i].energy - (big ? -279.248470 : -44.326801)) < 1e-4);
+    CHECK(steps[i] < fire.params().max_steps);
+    most[big] = std::max<long>(most[big], steps[i]);
+    total[big] += steps[i];
+  }
+  MESSAGE("FIRE steps to fmax 1e-6: LJ13 mean " << total[0] / 4.0 << " max " << most[0]
+                                                << "; LJ55 mean " << total[1] / 4.0 << " max "
+                                                << most[1]);
+
+  SUBCASE("a relaxed system takes 0 steps") {
+    Batch again(out);
+    run(fire, again, 10);
+    for (auto s : again.steps())
+      CHECK(s == 0);
+  }
+}
+
+TEST_CASE("FIRE stops at max_steps with current forces") {
+  bd::FireParams p;
+  p.max_steps = 7;
+  bd::FireStage fire({}, p);
+  Batch b({cluster(13, 1)});
+  run(fire, b, 3);
+  CHECK(b.steps()[0] == 7);
+  const auto s = b.systems()[0];
+  CHECK(s.fmax > 1e-6);
+  Batch fresh({s});
+  bd::compute_forces(fire.potential(), fresh.batch, 0, 1);
+  CHECK(fresh.systems()[0].energy == s.energy);
+  CHECK(fresh.forces() == b.forces());
+}
+
+TEST_CASE("NVE: energy error falls about 4x when dt is halved") {
+  // max |E(t) - E(0)| over 10^4 velocity-Verlet steps, LJ13 near T = 0.1 (solid).
+  const auto max_drift = [](double dt) {
+    bd::VerletParams p;
+    p.dt = dt;
+    p.steps = 10000;
+    p.temperature = 0.1;
+    p.seed = 3;
+    bd::VerletStage nve({}, p);
+    Batch b({cluster(13, 5)});
+    nve.enter(b.batch, 0, 1);
+    const auto first = b.systems()[0];
+    const double e0 = first.energy + kinetic_energy(first);
+    double drift = 0;
+    while (!b.all_finished()) {
+      nve.advance(b.batch, 1);
+      const auto s = b.systems()[0];
+      drift = std::max(drift, std::abs(s.energy + kinetic_energy(s) - e0));
+    }
+    CHECK(b.steps()[0] == 10000);
+    return drift;
+  };
+  const double coarse = max_drift(0.004), fine = max_drift(0.002);
+  MESSAGE("NVE max |E(t) - E(0)|: dt 0.004 " << coarse << ", dt 0.002 " << fine << ", ratio "
+                                             << coarse / fine);
+  CHECK(coarse < 5e-3);  // |E| is about 40: a relative error below 1e-4
+  CHECK(coarse / fine > 3.0);
+  CHECK(coarse / fine < 5.5);
+}
+
+TEST_CASE("NVE draws Maxwell-Boltzmann velocities without centre-of-mass motion") {
+  bd::VerletParams p;
+  p.temperature = 0.5;
+  p.steps = 0;
+  bd::VerletStage nve({}, p);
+  std::vector<bd::HostSystem> in;
+  for (int id = 0; id < 20; ++id)
+    in.push_back(cluster(55, id));
+  Batch b(in);
+  run(nve, b, 1);
+  double ke = 0;
+  int dof = 0;
+  for (const auto& s : b.systems()) {
+    double px = 0, py = 0, pz = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      px += s.velocities[3 * i];
+      py += s.velocities[3 * i + 1];
+      pz += s.velocities[3 * i + 2];
+    }
+    CHECK(std::abs(px) + std::abs(py) + std::abs(pz) < 1e-12);
+    ke += kinetic_energy(s);
+    dof += 3 * static_cast<int>(s.size()) - 3;
+  }
+  // 3240 degrees of freedom: the relative spread of 2 KE / dof is sqrt(2 / 3240) = 2.5%.
+  CHECK(std::abs(2 * ke / dof / 0.5 - 1) < 0.1);
+  for (auto s : b.steps())
+    CHECK(s == 0);
+}
+
+TEST_CASE("Langevin: mean kinetic temperature matches the bath") {
+  // 48 LJ13 clusters (half with mass 2), T = 0.1, gamma = 1: after 2000 steps of equilibration,
+  // 20000 steps sampled every 10. The kinetic energy decorrelates in about 1/(2 gamma) = 100 steps,
+  // so the mean has ~9600 independent samples of relative spread sqrt(2/39): standard error ~0.25%.
+  bd::LangevinParams p;
+  p.dt = 0.005;
+  p.temperature = 0.1;
+  p.friction = 1.0;
+  p.steps = 22000;
+  p.seed = 11;
+  bd::LangevinStage langevin({}, p);
+  std::vector<bd::HostSystem> in;
+  for (int id = 0; id < 48; ++id) {
+    in.push_back(cluster(13, id));
+    if (id % 2)
+      in.back().masses.assign(13, 2.0);
+  }
+  Batch b(in);
+  langevin.enter(b.batch, 0, b.batch.num_systems());
+  langevin.advance(b.batch, 2000);
+  double sum = 0;
+  long samples = 0;
+  while (!b.all_finished()) {
+    langevin.advance(b.batch, 10);
+    for (const auto& s : b.systems()) {
+      sum += 2 * kinetic_energy(s) / (3.0 * static_cast<double>(s.size()));
+      ++samples;
+    }
+  }
+  const double t = sum / static_cast<double>(samples);
+  MESSAGE("Langevin mean kinetic temperature " << t << " (target 0.1, error " << 100 * (t / 0.1 - 1)
+                                               << "%)");
+  CHECK(std::abs(t / 0.1 - 1) < 0.03);
+  for (auto s : b.steps())
+    CHECK(s == 22000);
+}
+
+TEST_CASE("a system's trajectory does not depend on its slot, its neighbours or the run") {
+  const bd::HostSystem probe = cluster(13, 7, 0.1);
+  std::vector<bd::HostSystem> crowd = {cluster(55, 1), cluster(13, 2), probe, cluster(55, 3)};
+  bd::FireStage fire;
+  bd::VerletParams vp;
+  vp.steps = 300;
+  vp.temperature = 0.2;
+  bd::VerletStage nve({}, vp);
+  bd::LangevinParams lp;
+  lp.steps = 300;
+  lp.temperature = 0.2;
+  bd::LangevinStage langevin({}, lp);
+  lp.seed = 2;
+  bd::LangevinStage other_seed({}, lp);
+  const auto final_positions = [](baton::pipeline::Stage& stage, std::vector<bd::HostSystem> in,
+                                  int slot, int chunk) {
+    Batch b(in);
+    run(stage, b, chunk);
+    return b.systems()[static_cast<std::size_t>(slot)].positions;
+  };
+  for (baton::pipeline::Stage* stage :
+       {static_cast<baton::pipeline::Stage*>(&fire), static_cast<baton::pipeline::Stage*>(&nve),
+        static_cast<baton::pipeline::Stage*>(&langevin)}) {
+    CAPTURE(stage->name());
+    const auto alone = final_positions(*stage, {probe}, 0, 1000);
+    CHECK(alone == final_positions(*stage, {probe}, 0, 1000));  // run to run
+    CHECK(alone == final_positions(*stage, crowd, 2, 1000));    // slot 2 among others
+    CHECK(alone == final_positions(*stage, crowd, 2, 7));       // in chunks of 7 steps
+    CHECK(alone != probe.positions);
+  }
+  CHECK(final_positions(langevin, {probe}, 0, 1000) !=
+        final_positions(other_seed, {probe}, 0, 1000));
+}
+
+TEST_CASE("Lennard-Jones forces are minus the energy gradient") {
+  const bd::HostSystem s = cluster(13, 9, 0.2);
+  bd::LennardJones no_cutoff;
+  bd::LennardJones cut;
+  cut.epsilon = 1.5;
+  cut.sigma = 0.9;
+  cut.cutoff = 1.6;  // between the first and second neighbour shells: some pairs are cut
+  for (const bd::LennardJones& lj : {no_cutoff, cut}) {
+    CAPTURE(lj.cutoff);
+    Batch b({s});
+    bd::compute_forces(lj, b.batch, 0, 1);
+    const auto f = b.forces();
+    double largest = 0;
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      const double h = 1e-6;
+      auto plus = s.positions, minus = s.positions;
+      plus[k] += h;
+      minus[k] -= h;
+      const double gradient = (energy_at(lj, s, plus) - energy_at(lj, s, minus)) / (2 * h);
+      CAPTURE(k);
+      CHECK(std::abs(f[k] + gradient) < 1e-6 * std::max(1.0, std::abs(f[k])));
+      largest = std::max(largest, std::abs(f[k]));
+    }
+    CHECK(b.systems()[0].fmax <= std::sqrt(3.0) * largest);
+    CHECK(b.systems()[0].fmax >= largest);
+
+    // The all-pairs loop (what GPUs run) agrees with the half-pair loop to rounding.
+    Batch all({s});
+    bd::detail::compute_forces(lj, all.batch, 0, 1, false);
+    const auto g = all.forces();
+    for (std::size_t k = 0; k < f.size(); ++k)
+      CHECK(std::abs(f[k] - g[k]) < 1e-11 * std::max(1.0, std::abs(f[k])));
+    CHECK(std::abs(all.systems()[0].energy - b.systems()[0].energy) < 1e-11);
+  }
+}
+
+TEST_CASE("pair energies: the minimum, and continuity of the shifted energy at the cutoff") {
+  const auto pair = [](const bd::LennardJones& lj, double r) {
+    bd::HostSystem s;
+    s.species = {"Ar", "Ar"};
+    s.positions = {0, 0, 0, r, 0, 0};
+    Batch b({s});
+    bd::compute_forces(lj, b.batch, 0, 1);
+    return b.systems()[0].energy;
+  };
+  bd::LennardJones lj;
+  lj.epsilon = 2;
+  lj.sigma = 1.5;
+  CHECK(pair(lj, lj.sigma * lj_nn) == doctest::Approx(-2).epsilon(1e-14));
+  CHECK(std::abs(pair(lj, lj.sigma)) < 1e-14);
+  lj.cutoff = 2.5 * lj.sigma;
+  const double below = pair(lj, lj.cutoff * (1 - 1e-9)), above = pair(lj, lj.cutoff * (1 + 1e-9));
+  CHECK(above == 0);
+  CHECK(std::abs(below) < 1e-9);
+  lj.shift = false;
+  CHECK(pair(lj, lj.cutoff * (1 - 1e-9)) ==
+        doctest::Approx(8 * (std::pow(2.5, -12) - std::pow(2.5, -6))).epsilon(1e-6));
+  CHECK(pair(lj, lj.cutoff * (1 + 1e-9)) == 0);
+}
+
+TEST_CASE("forces skip Finished systems and check their slots") {
+  Batch b({cluster(13, 1), cluster(13, 2)});
+  auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.status);
+  status(1) = static_cast<int>(bd::SystemStatus::Finished);
+  Kokkos::deep_copy(b.batch.status, status);
+  bd::compute_forces({}, b.batch, 0, 2);
+  const auto out = b.systems();
+  CHECK(std::isfinite(out[0].energy));
+  CHECK(std::isnan(out[1].energy));  // untouched
+  CHECK(error_text([&] { bd::compute_forces({}, b.batch, 1, 2); }).find("slots [1, 3)") !=
+        std::string::npos);
+}
+
+TEST_CASE("bad parameters throw baton::Error naming the parameter") {
+  const auto names = [](auto&& make, const char* parameter) {
+    const std::string text = error_text(make);
+    CAPTURE(text);
+    CHECK(text.find(parameter) != std::string::npos);
+  };
+  names(
+      [] {
+        bd::LennardJones lj;
+        lj.epsilon = -1;
+        bd::FireStage s(lj);
+      },
+      "epsilon = -1");
+  names(
+      [] {
+        bd::LennardJones lj;
+        lj.sigma = 0;
+        bd::VerletStage s(lj);
+      },
+      "sigma = 0");
+  names(
+      [] {
+        bd::LennardJones lj;
+        lj.cutoff = INFINITY;
+        bd::LangevinStage s(lj);
+      },
+      "cutoff");
+  names(
+      [] {
+        bd::FireParams p;
+        p.dt = 0;
+        bd::FireStage s({}, p);
+      },
+      "dt = 0");
+  names(
+      [] {
+        bd::FireParams p;
+        p.max_steps = -1;
+        bd::FireStage s({}, p);
+      },
+      "max_steps = -1");
+  names(
+      [] {
+        bd::FireParams p;
+        p.fmax = -1;
+        bd::FireStage s({}, p);
+      },
+      "fmax = -1");
+  names(
+      [] {
+        bd::FireParams p;
+        p.f_dec = 1.5;
+        bd::FireStage s({}, p);
+      },
+      "f_dec = 1.5");
+  names(
+      [] {
+        bd::VerletParams p;
+        p.dt = -0.1;
+        bd::VerletStage s({}, p);
+      },
+      "dt = -0.1");
+  names(
+      [] {
+        bd::VerletParams p;
+        p.steps = -2;
+        bd::VerletStage s({}, p);
+      },
+      "steps = -2");
+  names(
+      [] {
+        bd::VerletParams p;
+        p.temperature = NAN;
+        bd::VerletStage s({}, p);
+      },
+      "temperature");
+  names(
+      [] {
+        bd::LangevinParams p;
+        p.temperature = -1;
+        bd::LangevinStage s({}, p);
+      },
+      "temperature = -1");
+  names(
+      [] {
+        bd::LangevinParams p;
+        p.friction = 0;
+        bd::LangevinStage s({}, p);
+      },
+      "friction = 0");
+  names(
+      [] {
+        bd::LangevinParams p;
+        p.steps = -1;
+        bd::LangevinStage s({}, p);
+      },
+      "steps = -1");
+  bd::FireStage fire;
+  Batch b({cluster(13, 1)});
+  names([&] { fire.advance(b.batch, -1); }, "max_steps = -1");
+  names([&] { fire.enter(b.batch, 0, 2); }, "slots [0, 2)");
+}

@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// Which ranks run which stages: pure logic, no MPI.
+///
+/// Stages are grouped into segments of consecutive stages; every rank runs one segment, and a
+/// segment may have several ranks (replicas) that share its work round-robin.
+///  - 1 rank: one segment with every stage.
+///  - fewer ranks than stages: consecutive stages are grouped into one segment per rank, splitting
+///    where the largest segment cost (sum of the stages' cost estimates) is smallest.
+///  - at least as many ranks as stages: one segment per stage; each extra rank goes to the segment
+///    with the highest cost per replica (the earlier stage on ties), so the slowest stages are
+///    replicated.
+///  - an explicit ranks-per-stage list (one entry >= 1 per stage, summing to the world size)
+///    replaces the automatic choice.
+/// Ranks are handed out in stage order: segment 0 gets the lowest ranks, so rank 0 always runs the
+/// first stage.
+
+#include <string>
+#include <vector>
+
+namespace baton::pipeline {
+
+struct Segment {
+  int first_stage = 0;     ///< first stage of the segment
+  int last_stage = 0;      ///< last stage of the segment (inclusive)
+  std::vector<int> ranks;  ///< the replicas, ascending
+};
+
+struct RankPlan {
+  std::vector<Segment> segments;
+  /// The segment a rank runs (-1 if none).
+  int segment_of(int rank) const;
+  /// One line per segment, e.g. "stage 0 'fire': ranks 0 1".
+  std::string describe(const std::vector<std::string>& stage_names) const;
+};
+
+/// Plans `world` ranks over stages of the given cost estimates (> 0). Throws baton::Error for an
+/// impossible request (no stages, world < 1, a bad explicit list), naming the numbers.
+RankPlan plan_ranks(int world, const std::vector<double>& costs,
+                    const std::vector<int>& ranks_per_stage = {});
+
+}  // namespace baton::pipeline

@@ -1,0 +1,45 @@
+#pragma once
+/// \file
+/// How a pipeline runs: communication mode, debugging switches, overflow sink.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "baton/dynamics/systems_batch.hpp"
+
+namespace baton::pipeline {
+
+/// How hand-offs between ranks are completed. Every mode moves the same systems and gives the same
+/// results; they differ in where a rank blocks.
+enum class CommMode {
+  sync,        ///< receive at the start of a step, send and wait for the send in the same step
+  async_recv,  ///< receives posted at the end of a step, completed at the start of the next
+  fully_async  ///< as async_recv, and sends complete in the background, waited before the next one
+};
+
+/// "sync", "async_recv", "fully_async" (also "async-recv", "fully-async"); throws baton::Error
+/// listing the choices otherwise.
+CommMode parse_comm_mode(const std::string& text);
+std::string to_string(CommMode mode);
+
+struct Settings {
+  CommMode mode = CommMode::sync;
+  /// Dynamics steps every stage takes per pipeline step.
+  int steps_per_call = 10;
+  /// Barrier (with a done-flag reduction) after every step, for debugging: all ranks step together.
+  bool synchronized = false;
+  /// Log every hand-off and credit (step, ranks, tag, counts) to `log` (default std::cerr).
+  bool debug = false;
+  std::ostream* log = nullptr;
+  /// Bounded sink per rank for finished systems the next stage has no room for yet; {0, 0}: none
+  /// (they wait in their batch slots, and the stage takes in less).
+  dynamics::BatchCapacity overflow{0, 0};
+  /// Throw baton::Error when a finished system finds the next stage and every sink full, instead of
+  /// holding it (for finding where a pipeline backs up).
+  bool error_when_full = false;
+  /// Ranks per stage (one entry per stage, summing to the world size); empty: automatic.
+  std::vector<int> ranks_per_stage;
+};
+
+}  // namespace baton::pipeline

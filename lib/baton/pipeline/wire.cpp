@@ -1,0 +1,361 @@
+#include "baton/pipeline/wire.hpp"
+
+#include <string>
+#include <utility>
+
+#include "baton/runtime/error.hpp"
+
+namespace baton::pipeline {
+
+namespace {
+
+using dynamics::SystemsBatch;
+using exec = SystemsBatch::execution_space;
+using team_policy = Kokkos::TeamPolicy<exec>;
+using host_ints = Kokkos::View<std::int64_t*, Kokkos::HostSpace>;
+
+[[noreturn]] void malformed(const std::string& what) {
+  throw Error("baton::pipeline: malformed systems message: " + what);
+}
+
+// Device copy of a host vector of ints.
+Kokkos::View<int*, SystemsBatch::memory_space> upload(const std::vector<int>& v,
+                                                      const char* label) {
+  Kokkos::View<int*, SystemsBatch::memory_space> d(std::string(label), v.size());
+  Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(v.data(),
+                                                                                         v.size());
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+}  // namespace
+
+WireHeader decode_wire_header(const std::int64_t* h, std::size_t int_count,
+                              std::size_t real_count) {
+  if (int_count < static_cast<std::size_t>(wire_header_size))
+    malformed(std::to_string(int_count) + " integers, fewer than the " +
+              std::to_string(wire_header_size) + "-value header");
+  if (h[0] != wire_magic)
+    malformed("bad magic " + std::to_string(h[0]));
+  if (h[1] != wire_version)
+    malformed("format version " + std::to_string(h[1]) + ", this build reads " +
+              std::to_string(wire_version));
+  WireHeader w{h[2], h[3], h[4], h[5]};
+  constexpr std::int64_t limit = std::int64_t(1) << 40;
+  if (w.systems < 0 || w.atoms < w.systems || w.stages < 0 || w.systems > limit ||
+      w.atoms > limit || w.stages > 4096)
+    malformed("impossible counts: " + std::to_string(w.systems) + " systems, " +
+              std::to_string(w.atoms) + " atoms, " + std::to_string(w.stages) + " stages");
+  if ((w.flags & ~(wire_end_of_stream | wire_abort)) != 0)
+    malformed("unknown flags " + std::to_string(w.flags));
+  if (int_count != wire_int_count(w.systems, w.atoms, w.stages) ||
+      real_count != wire_real_count(w.systems, w.atoms))
+    malformed(std::to_string(w.systems) + " systems of " + std::to_string(w.atoms) +
+              " atoms need " + std::to_string(wire_int_count(w.systems, w.atoms, w.stages)) +
+              " integers and " + std::to_string(wire_real_count(w.systems, w.atoms)) +
+              " doubles, the message has " + std::to_string(int_count) + " and " +
+              std::to_string(real_count));
+  return w;
+}
+
+WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
+                       std::int64_t flags) {
+  const std::vector<int> counts = batch.count_on_host();
+  const int n = static_cast<int>(slots.size());
+  const int stages = batch.num_stages();
+  std::vector<int> src_offset(static_cast<std::size_t>(n)), dst_offset(static_cast<std::size_t>(n));
+  {
+    std::vector<int> offset_of_slot(counts.size());
+    int o = 0;
+    for (std::size_t s = 0; s < counts.size(); ++s) {
+      offset_of_slot[s] = o;
+      o += counts[s];
+    }
+    int m = 0;
+    for (int k = 0; k < n; ++k) {
+      const int s = slots[static_cast<std::size_t>(k)];
+      if (s < 0 || s >= batch.num_systems())
+        throw Error("baton::pipeline::pack_systems: slot " + std::to_string(s) +
+                    " is not in use (" + std::to_string(batch.num_systems()) + " systems)");
+      src_offset[static_cast<std::size_t>(k)] = offset_of_slot[static_cast<std::size_t>(s)];
+      dst_offset[static_cast<std::size_t>(k)] = m;
+      m += counts[static_cast<std::size_t>(s)];
+    }
+  }
+  std::int64_t m = 0;
+  for (int s : slots)
+    m += counts[static_cast<std::size_t>(s)];
+  WireBatch w;
+  w.ints = decltype(w.ints)("baton::wire::ints", wire_int_count(n, m, stages));
+  w.reals = decltype(w.reals)("baton::wire::reals", wire_real_count(n, m));
+  {
+    host_ints head("head", wire_header_size);
+    head(0) = wire_magic;
+    head(1) = wire_version;
+    head(2) = n;
+    head(3) = m;
+    head(4) = stages;
+    head(5) = flags;
+    Kokkos::deep_copy(Kokkos::subview(w.ints, std::make_pair(0, wire_header_size)), head);
+  }
+  if (n == 0)
+    return w;
+  auto d_slot = upload(slots, "baton::wire::slots");
+  auto d_src = upload(src_offset, "baton::wire::src");
+  auto d_dst = upload(dst_offset, "baton::wire::dst");
+  auto ints = w.ints;
+  auto reals = w.reals;
+  auto id = batch.id;
+  auto count = batch.count;
+  auto stage_steps = batch.stage_steps;
+  auto species = batch.species;
+  auto energy = batch.energy;
+  auto fmax = batch.fmax;
+  auto pos = batch.positions;
+  auto vel = batch.velocities;
+  auto mass = batch.masses;
+  const std::int64_t H = wire_header_size;
+  Kokkos::parallel_for(
+      "baton::wire::pack", team_policy(n, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const team_policy::member_type& team) {
+        const int k = team.league_rank();
+        const int s = d_slot(k);
+        const int c = count(s);
+        const int src = d_src(k);
+        const std::int64_t dst = d_dst(k);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          ints(H + k) = id(s);
+          ints(H + n + k) = c;
+          for (int j = 0; j < stages; ++j)
+            ints(H + 2 * n + std::int64_t(k) * stages + j) = stage_steps(s, j);
+          reals(k) = energy(s);
+          reals(n + k) = fmax(s);
+        });
+        const std::int64_t species_at = H + std::int64_t(n) * (2 + stages) + dst;
+        const std::int64_t pos_at = 2 * std::int64_t(n) + 3 * dst;
+        const std::int64_t vel_at = pos_at + 3 * m;
+        const std::int64_t mass_at = 2 * std::int64_t(n) + 6 * m + dst;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
+          ints(species_at + i) = species(src + i);
+          for (int d = 0; d < 3; ++d) {
+            reals(pos_at + 3 * i + d) = pos(src + i, d);
+            reals(vel_at + 3 * i + d) = vel(src + i, d);
+          }
+          reals(mass_at + i) = mass(src + i);
+        });
+      });
+  Kokkos::fence();
+  return w;
+}
+
+WireHeader read_wire_header(const WireBatch& wire) {
+  host_ints head("head", wire_header_size);
+  if (wire.ints.extent(0) >= static_cast<std::size_t>(wire_header_size))
+    Kokkos::deep_copy(head, Kokkos::subview(wire.ints, std::make_pair(0, wire_header_size)));
+  return decode_wire_header(head.data(), wire.ints.extent(0), wire.reals.extent(0));
+}
+
+int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
+  const WireHeader h = read_wire_header(wire);
+  const int s0 = batch.num_systems();
+  const int a0 = batch.num_atoms();
+  if (h.stages != batch.num_stages())
+    malformed("it carries " + std::to_string(h.stages) + " stage counters, this pipeline has " +
+              std::to_string(batch.num_stages()));
+  const dynamics::BatchCapacity room = batch.free();
+  if (h.systems > room.systems || h.atoms > room.atoms)
+    throw Error("baton::pipeline::unpack_systems: " + std::to_string(h.systems) + " systems of " +
+                std::to_string(h.atoms) + " atoms do not fit the " + std::to_string(room.systems) +
+                " free system slots and " + std::to_string(room.atoms) + " free atom rows");
+  const int n = static_cast<int>(h.systems);
+  const int m = static_cast<int>(h.atoms);
+  if (n == 0)
+    return s0;
+  // Counts on the host: checked, and turned into offsets.
+  host_ints counts("counts", n);
+  Kokkos::deep_copy(
+      counts, Kokkos::subview(wire.ints, std::make_pair(std::int64_t(wire_header_size) + n,
+                                                        std::int64_t(wire_header_size) + 2 * n)));
+  std::vector<int> offsets(static_cast<std::size_t>(n));
+  std::int64_t total = 0;
+  for (int k = 0; k < n; ++k) {
+    if (counts(k) < 1 || counts(k) > m)
+      malformed("system " + std::to_string(k) + " has " + std::to_string(counts(k)) + " atoms");
+    offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
+    total += counts(k);
+  }
+  if (total != m)
+    malformed("atom counts add up to " + std::to_string(total) + ", the header says " +
+              std::to_string(m));
+  auto d_off = upload(offsets, "baton::wire::offsets");
+  const int stages = batch.num_stages();
+  auto ints = wire.ints;
+  auto reals = wire.reals;
+  auto id = batch.id;
+  auto count = batch.count;
+  auto offset = batch.offset;
+  auto stage_steps = batch.stage_steps;
+  auto steps = batch.steps;
+  auto status = batch.status;
+  auto scratch = batch.scratch;
+  auto species = batch.species;
+  auto system_of_atom = batch.system_of_atom;
+  auto energy = batch.energy;
+  auto fmax = batch.fmax;
+  auto pos = batch.positions;
+  auto vel = batch.velocities;
+  auto frc = batch.forces;
+  auto mass = batch.masses;
+  const std::int64_t H = wire_header_size;
+  Kokkos::parallel_for(
+      "baton::wire::unpack", team_policy(n, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const team_policy::member_type& team) {
+        const int k = team.league_rank();
+        const int s = s0 + k;
+        const std::int64_t src = d_off(k);
+        const int c = static_cast<int>(ints(H + n + k));
+        const int dst = a0 + d_off(k);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          id(s) = ints(H + k);
+          count(s) = c;
+          offset(s) = dst;
+          for (int j = 0; j < stages; ++j)
+            stage_steps(s, j) = ints(H + 2 * n + std::int64_t(k) * stages + j);
+          steps(s) = 0;
+          status(s) = static_cast<int>(dynamics::SystemStatus::Active);
+          for (int j = 0; j < dynamics::batch_scratch_size; ++j)
+            scratch(s, j) = 0.0;
+          energy(s) = reals(k);
+          fmax(s) = reals(n + k);
+        });
+        const std::int64_t species_at = H + std::int64_t(n) * (2 + stages) + src;
+        const std::int64_t pos_at = 2 * std::int64_t(n) + 3 * src;
+        const std::int64_t vel_at = pos_at + 3 * std::int64_t(m);
+        const std::int64_t mass_at = 2 * std::int64_t(n) + 6 * std::int64_t(m) + src;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
+          species(dst + i) = static_cast<int>(ints(species_at + i));
+          system_of_atom(dst + i) = s;
+          for (int d = 0; d < 3; ++d) {
+            pos(dst + i, d) = reals(pos_at + 3 * i + d);
+            vel(dst + i, d) = reals(vel_at + 3 * i + d);
+            frc(dst + i, d) = 0.0;
+          }
+          mass(dst + i) = reals(mass_at + i);
+        });
+      });
+  Kokkos::fence();
+  batch.set_counts(s0 + n, a0 + m);
+  return s0;
+}
+
+HostWire copy_to_host(const WireBatch& wire) {
+  HostWire h;
+  h.ints.resize(wire.ints.extent(0));
+  h.reals.resize(wire.reals.extent(0));
+  Kokkos::deep_copy(
+      Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          h.ints.data(), h.ints.size()),
+      wire.ints);
+  Kokkos::deep_copy(
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          h.reals.data(), h.reals.size()),
+      wire.reals);
+  return h;
+}
+
+HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
+                             dynamics::SpeciesTable& species, int stages) {
+  const auto n = static_cast<std::int64_t>(systems.size());
+  std::int64_t m = 0;
+  for (const dynamics::HostSystem& s : systems)
+    m += static_cast<std::int64_t>(s.size());
+  HostWire w;
+  w.ints = {wire_magic, wire_version, n, m, stages, 0};
+  w.ints.reserve(wire_int_count(n, m, stages));
+  w.reals.assign(wire_real_count(n, m), 0.0);
+  for (const dynamics::HostSystem& s : systems)
+    w.ints.push_back(s.id);
+  for (const dynamics::HostSystem& s : systems)
+    w.ints.push_back(static_cast<std::int64_t>(s.size()));
+  for (const dynamics::HostSystem& s : systems)
+    for (int j = 0; j < stages; ++j)
+      w.ints.push_back(static_cast<std::size_t>(j) < s.stage_steps.size()
+                           ? s.stage_steps[static_cast<std::size_t>(j)]
+                           : 0);
+  std::size_t a = 0;
+  for (std::size_t k = 0; k < systems.size(); ++k) {
+    const dynamics::HostSystem& s = systems[k];
+    w.reals[k] = s.energy;
+    w.reals[static_cast<std::size_t>(n) + k] = s.fmax;
+    for (std::size_t i = 0; i < s.size(); ++i, ++a) {
+      w.ints.push_back(species.index(s.species[i]));
+      for (std::size_t d = 0; d < 3; ++d) {
+        w.reals[static_cast<std::size_t>(2 * n) + 3 * a + d] =
+            s.positions.size() == 3 * s.size() ? s.positions[3 * i + d] : 0.0;
+        w.reals[static_cast<std::size_t>(2 * n + 3 * m) + 3 * a + d] =
+            s.velocities.size() == 3 * s.size() ? s.velocities[3 * i + d] : 0.0;
+      }
+      w.reals[static_cast<std::size_t>(2 * n + 6 * m) + a] =
+          s.masses.size() == s.size() ? s.masses[i] : 1.0;
+    }
+  }
+  return w;
+}
+
+std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, std::size_t n_ints,
+                                                      const double* reals, std::size_t n_reals,
+                                                      const dynamics::SpeciesTable& species) {
+  std::vector<dynamics::HostSystem> out;
+  std::size_t ip = 0;
+  std::size_t rp = 0;
+  while (ip < n_ints) {
+    if (n_ints - ip < static_cast<std::size_t>(wire_header_size))
+      malformed("trailing " + std::to_string(n_ints - ip) + " integers");
+    const std::int64_t* h = ints + ip;
+    // The message's own sizes follow from its header; check them against what is left.
+    const std::int64_t n = h[2], m = h[3], k = h[4];
+    if (n < 0 || m < 0 || k < 0 || k > 4096 || n > (std::int64_t(1) << 40) ||
+        m > (std::int64_t(1) << 40))
+      malformed("impossible counts in a gathered header");
+    const std::size_t ni = wire_int_count(n, m, k);
+    const std::size_t nr = wire_real_count(n, m);
+    if (ni > n_ints - ip || nr > n_reals - rp)
+      malformed("a message runs past the end of the gathered data");
+    decode_wire_header(h, ni, nr);
+    const std::int64_t* id = h + wire_header_size;
+    const std::int64_t* cnt = id + n;
+    const std::int64_t* st = cnt + n;
+    const std::int64_t* sp = st + n * k;
+    const double* r = reals + rp;
+    std::int64_t a = 0;
+    for (std::int64_t s = 0; s < n; ++s) {
+      if (cnt[s] < 1 || a + cnt[s] > m)
+        malformed("system " + std::to_string(s) + " has " + std::to_string(cnt[s]) + " atoms");
+      dynamics::HostSystem sys;
+      sys.id = id[s];
+      sys.energy = r[s];
+      sys.fmax = r[n + s];
+      sys.stage_steps.assign(st + s * k, st + (s + 1) * k);
+      for (std::int64_t i = a; i < a + cnt[s]; ++i) {
+        sys.species.push_back(species.name(static_cast<int>(sp[i])));
+        for (int d = 0; d < 3; ++d) {
+          sys.positions.push_back(r[2 * n + 3 * i + d]);
+          sys.velocities.push_back(r[2 * n + 3 * m + 3 * i + d]);
+        }
+        sys.masses.push_back(r[2 * n + 6 * m + i]);
+      }
+      a += cnt[s];
+      out.push_back(std::move(sys));
+    }
+    if (a != m)
+      malformed("atom counts add up to " + std::to_string(a) + ", the header says " +
+                std::to_string(m));
+    ip += ni;
+    rp += nr;
+  }
+  if (rp != n_reals)
+    malformed("trailing " + std::to_string(n_reals - rp) + " doubles");
+  return out;
+}
+
+}  // namespace baton::pipeline

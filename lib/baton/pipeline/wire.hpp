@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// The wire format of systems handed from one stage to the next: two Views, one of 64-bit integers
+/// and one of doubles, sent with Baton's View transport (device memory as is when MPI is GPU-aware,
+/// staged through the host when not).
+///
+/// Integers: a header of `wire_header_size` values
+///   [0] magic 0x42545359 ("BTSY")   [1] format version (1)   [2] systems n   [3] atoms m
+///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
+///   1: the sender stopped with an error)
+/// then id[n], count[n], stage_steps[n * k] (system by system), species[m].
+/// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
+/// order of the systems). A message of 0 systems is valid (ints = header only, doubles empty).
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "baton/dynamics/host_system.hpp"
+#include "baton/dynamics/systems_batch.hpp"
+
+namespace baton::pipeline {
+
+inline constexpr std::int64_t wire_magic = 0x42545359;
+inline constexpr std::int64_t wire_version = 1;
+inline constexpr int wire_header_size = 6;
+inline constexpr std::int64_t wire_end_of_stream = 1;
+/// Flag of the message a rank sends its neighbours when it stops with an error (0 systems).
+inline constexpr std::int64_t wire_abort = 2;
+
+/// Sizes of the two Views for n systems of m atoms in total with k stage counters each.
+inline std::size_t wire_int_count(std::int64_t n, std::int64_t m, std::int64_t k) {
+  return static_cast<std::size_t>(wire_header_size + n * (2 + k) + m);
+}
+inline std::size_t wire_real_count(std::int64_t n, std::int64_t m) {
+  return static_cast<std::size_t>(2 * n + 7 * m);
+}
+
+/// The header, decoded and checked.
+struct WireHeader {
+  std::int64_t systems = 0;
+  std::int64_t atoms = 0;
+  std::int64_t stages = 0;
+  std::int64_t flags = 0;
+  bool end_of_stream() const noexcept { return (flags & wire_end_of_stream) != 0; }
+  bool abort() const noexcept { return (flags & wire_abort) != 0; }
+};
+
+/// Decodes the first wire_header_size integers of a message whose Views have `int_count` and
+/// `real_count` elements; throws baton::Error naming the field when anything does not add up.
+WireHeader decode_wire_header(const std::int64_t* header, std::size_t int_count,
+                              std::size_t real_count);
+
+/// One hand-off, in the batch's memory space.
+struct WireBatch {
+  using memory_space = dynamics::SystemsBatch::memory_space;
+  Kokkos::View<std::int64_t*, memory_space> ints;
+  Kokkos::View<double*, memory_space> reals;
+};
+
+/// Packs the systems in `slots` (any order; they are packed in that order) with kernels.
+WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<int>& slots,
+                       std::int64_t flags = 0);
+
+/// Reads and checks the header of a received message (one small copy to the host).
+WireHeader read_wire_header(const WireBatch& wire);
+
+/// Appends the systems of `wire` to `batch` as Active, steps 0, scratch 0; returns the first new
+/// slot. Throws baton::Error when they do not fit or the message is malformed.
+int unpack_systems(dynamics::SystemsBatch& batch, const WireBatch& wire);
+
+/// A hand-off on the host (results kept until the end of a run).
+struct HostWire {
+  std::vector<std::int64_t> ints;
+  std::vector<double> reals;
+};
+HostWire copy_to_host(const WireBatch& wire);
+
+/// Encodes host systems as one wire message (species named through `species`, which grows as
+/// needed; stage_steps padded or cut to `stages`).
+HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
+                             dynamics::SpeciesTable& species, int stages);
+
+/// Decodes consecutive wire messages laid end to end (as gathered from several ranks) into systems,
+/// naming species from `species`. Throws baton::Error on anything malformed.
+std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, std::size_t n_ints,
+                                                      const double* reals, std::size_t n_reals,
+                                                      const dynamics::SpeciesTable& species);
+
+}  // namespace baton::pipeline

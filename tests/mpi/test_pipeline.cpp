@@ -1,0 +1,241 @@
+// The pipeline driver at 1-4 ranks: conservation, identical results whatever the rank count and
+// communication mode, back-pressure, composition, validation and errors that stop every rank.
+#include <doctest/doctest.h>
+
+#include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/verlet.hpp>
+#include <baton/pipeline/driver.hpp>
+#include <baton/runtime/error.hpp>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mpi_doctest.hpp"
+
+namespace {
+
+using baton::Communicator;
+using baton::dynamics::BatchCapacity;
+using baton::dynamics::HostSystem;
+using namespace baton::pipeline;
+namespace dyn = baton::dynamics;
+
+std::vector<HostSystem> input(int count) {
+  dyn::ClusterSpec spec;
+  spec.count = count;
+  spec.seed = 7;
+  spec.sizes = {13, 19, 26};
+  return dyn::generate_clusters(spec);
+}
+
+// fire -> langevin -> nve with short budgets and small batches, so that systems queue up.
+Pipeline three_stages(BatchCapacity capacity = {4, 80}) {
+  dyn::FireParams fire;
+  fire.fmax = 1e-3;
+  dyn::LangevinParams langevin;
+  langevin.steps = 60;
+  langevin.temperature = 0.05;
+  langevin.seed = 3;
+  dyn::VerletParams nve;
+  nve.steps = 40;
+  return make_stage<dyn::FireStage>(capacity, dyn::LennardJones{}, fire) |
+         make_stage<dyn::LangevinStage>(capacity, dyn::LennardJones{}, langevin) |
+         make_stage<dyn::VerletStage>(capacity, dyn::LennardJones{2.0, 1.0, 2.5, true}, nve);
+}
+
+std::vector<HostSystem> run(const Communicator& comm, Pipeline p, Settings s,
+                            const std::vector<HostSystem>& in) {
+  Driver driver(comm, std::move(p), std::move(s));
+  driver.setup(in);
+  driver.run();
+  return driver.gather_results(0);
+}
+
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// Identical bit for bit: ids, coordinates, velocities, energies, per-stage steps.
+void check_identical(const std::vector<HostSystem>& got, const std::vector<HostSystem>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(want[i].id);
+    CHECK(got[i].id == want[i].id);
+    CHECK(got[i].stage_steps == want[i].stage_steps);
+    CHECK(same_bits(got[i].energy, want[i].energy));
+    CHECK(same_bits(got[i].fmax, want[i].fmax));
+    REQUIRE(got[i].positions.size() == want[i].positions.size());
+    bool positions = true;
+    bool velocities = true;
+    for (std::size_t j = 0; j < got[i].positions.size(); ++j) {
+      positions = positions && same_bits(got[i].positions[j], want[i].positions[j]);
+      velocities = velocities && same_bits(got[i].velocities[j], want[i].velocities[j]);
+    }
+    CHECK(positions);
+    CHECK(velocities);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every system leaves the last stage exactly once, identical at any rank count and mode") {
+  const Communicator& world = baton::test::world();
+  const std::vector<HostSystem> in = input(14);
+  // The reference: all stages on one rank (rank 0 alone).
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+  for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
+    CAPTURE(to_string(mode));
+    Settings s;
+    s.mode = mode;
+    s.steps_per_call = 7;
+    const std::vector<HostSystem> out =
+        run(world, three_stages(), s, world.rank() == 0 ? in : std::vector<HostSystem>{});
+    if (world.rank() == 0) {
+      check_identical(out, reference);
+      for (const HostSystem& sys : out) {
+        CHECK(sys.stage_steps.size() == 3);
+        CHECK(sys.stage_steps[1] == 60);
+        CHECK(sys.stage_steps[2] == 40);
+        CHECK(std::isfinite(sys.energy));
+        CHECK(sys.energy < 0.0);
+      }
+    } else {
+      CHECK(out.empty());
+    }
+  }
+  if (world.rank() == 0) {
+    // FIRE ran to its threshold in a number of steps that depends on the system.
+    bool steps_differ = false;
+    for (const HostSystem& sys : reference)
+      steps_differ = steps_differ || sys.stage_steps[0] != reference.front().stage_steps[0];
+    CHECK(steps_differ);
+  }
+}
+
+TEST_CASE("replicas, an overflow sink and synchronized steps change nothing in the results") {
+  const Communicator& world = baton::test::world();
+  const std::vector<HostSystem> in = input(11);
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+  Settings s;
+  s.synchronized = true;
+  s.overflow = {3, 60};
+  s.steps_per_call = 13;
+  if (world.size() == 4)
+    s.ranks_per_stage = {1, 1, 2};  // two ranks share the last stage
+  std::ostringstream log;
+  s.debug = true;
+  s.log = &log;
+  const std::vector<HostSystem> out = run(world, three_stages({3, 60}), s, in);
+  if (world.rank() == 0)
+    check_identical(out, reference);
+  if (world.size() > 1) {
+    // Debug mode logged this rank's hand-offs with ranks, tag and counts.
+    const std::string text = log.str();
+    CHECK(text.find("[baton::pipeline] step 1 rank " + std::to_string(world.rank())) !=
+          std::string::npos);
+    CHECK(text.find("(tag ") != std::string::npos);
+    CHECK(text.find("end of stream") != std::string::npos);
+  }
+}
+
+TEST_CASE("empty input and fewer systems than ranks end without deadlock") {
+  const Communicator& world = baton::test::world();
+  for (int count : {0, 1}) {
+    const std::vector<HostSystem> out = run(world, three_stages(), Settings{}, input(count));
+    if (world.rank() == 0)
+      CHECK(out.size() == static_cast<std::size_t>(count));
+  }
+}
+
+TEST_CASE("composition renumbers the stages and the plan follows the world size") {
+  const Communicator& world = baton::test::world();
+  const Pipeline p = three_stages();
+  const Pipeline twice = p | p;
+  CHECK(twice.size() == 6);
+  CHECK(twice.names() ==
+        std::vector<std::string>{"fire", "langevin", "nve", "fire", "langevin", "nve"});
+  Driver driver(world, twice, Settings{});
+  driver.setup(world.rank() == 0 ? input(5) : std::vector<HostSystem>{});
+  const RankPlan& plan = driver.plan();
+  CHECK(plan.segments.front().first_stage == 0);
+  CHECK(plan.segments.back().last_stage == 5);
+  CHECK(plan.segments.size() == static_cast<std::size_t>(std::min(world.size(), 6)));
+  driver.run();
+  const std::vector<HostSystem> out = driver.gather_results(0);
+  if (world.rank() == 0) {
+    REQUIRE(out.size() == 5);
+    CHECK(out[0].stage_steps.size() == 6);
+    CHECK(out[0].stage_steps[4] == 60);
+  }
+}
+
+TEST_CASE("impossible settings give clear errors on every rank") {
+  const Communicator& world = baton::test::world();
+  const std::vector<HostSystem> in = input(4);  // up to 26 atoms
+  auto message_of = [&](Pipeline p, Settings s) {
+    try {
+      Driver driver(world, std::move(p), std::move(s));
+      driver.setup(in);
+    } catch (const baton::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message_of(three_stages({4, 20}), Settings{}).find("largest input system has 26 atoms") !=
+        std::string::npos);
+  Settings bad_ranks;
+  bad_ranks.ranks_per_stage = {1, 1};
+  CHECK(message_of(three_stages(), bad_ranks).find("ranks per stage '1,1'") != std::string::npos);
+  Settings bad_steps;
+  bad_steps.steps_per_call = 0;
+  CHECK(message_of(three_stages(), bad_steps).find("steps per call") != std::string::npos);
+  Settings small_sink;
+  small_sink.overflow = {1, 10};
+  CHECK(message_of(three_stages(), small_sink).find("overflow sink") != std::string::npos);
+  CHECK_THROWS_WITH_AS(parse_comm_mode("eager"),
+                       doctest::Contains("sync, async_recv or fully_async"), baton::Error);
+}
+
+TEST_CASE("a full next stage with error_when_full stops every rank with an error, no hang") {
+  const Communicator& world = baton::test::world();
+  const std::vector<HostSystem> in = input(12);
+  dyn::FireParams fire;
+  fire.fmax = 1e-2;
+  dyn::VerletParams nve;
+  nve.steps = 500;
+  // Many systems relax at once upstream; downstream takes one 26-atom system at a time.
+  const Pipeline p = make_stage<dyn::FireStage>({12, 400}, dyn::LennardJones{}, fire) |
+                     make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, nve);
+  Settings s;
+  s.error_when_full = true;
+  s.steps_per_call = 50;
+  if (world.size() > 1)
+    s.ranks_per_stage = {1, world.size() - 1};  // rank 0 relaxes, the others run NVE
+  Driver driver(world, p, s);
+  driver.setup(in);
+  if (world.size() == 1) {
+    driver.run();  // one rank: both stages local, no hand-off between ranks to back up
+    CHECK(driver.gather_results(0).size() == 12u);
+  } else {
+    // Rank 0 has more relaxed systems than the NVE ranks can take: it fails, and tells them.
+    std::string message;
+    try {
+      driver.run();
+    } catch (const baton::Error& e) {
+      message = e.what();
+    }
+    if (world.rank() == 0)
+      CHECK(message.find("finished systems have nowhere to go") != std::string::npos);
+    else
+      CHECK(message.find("rank 0 (upstream of rank " + std::to_string(world.rank())) !=
+            std::string::npos);
+  }
+}

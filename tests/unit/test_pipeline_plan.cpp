@@ -1,0 +1,102 @@
+// Pure pipeline logic: which ranks run which stages, and the wire header checks.
+#include <doctest/doctest.h>
+
+#include <baton/pipeline/plan.hpp>
+#include <baton/pipeline/wire.hpp>
+#include <baton/runtime/error.hpp>
+#include <numeric>
+#include <vector>
+
+using namespace baton::pipeline;
+
+namespace {
+
+std::vector<std::vector<int>> ranks_of(const RankPlan& p) {
+  std::vector<std::vector<int>> out;
+  for (const Segment& s : p.segments)
+    out.push_back(s.ranks);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("one rank runs every stage") {
+  const RankPlan p = plan_ranks(1, {300, 1000, 1000});
+  REQUIRE(p.segments.size() == 1);
+  CHECK(p.segments[0].first_stage == 0);
+  CHECK(p.segments[0].last_stage == 2);
+  CHECK(p.segment_of(0) == 0);
+}
+
+TEST_CASE("fewer ranks than stages: consecutive stages grouped to balance cost") {
+  // 300 | 1000 + 1000 would be 2000 on one rank; 300 + 1000 | 1000 is best.
+  const RankPlan p = plan_ranks(2, {300, 1000, 1000});
+  REQUIRE(p.segments.size() == 2);
+  CHECK(p.segments[0].first_stage == 0);
+  CHECK(p.segments[0].last_stage == 1);
+  CHECK(p.segments[1].first_stage == 2);
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0}, {1}});
+}
+
+TEST_CASE("extra ranks replicate the slowest stages") {
+  // fire 300, langevin 1000, nve 1000: extras go to the 1000s first (earlier on ties), then fire.
+  CHECK(ranks_of(plan_ranks(3, {300, 1000, 1000})) == std::vector<std::vector<int>>{{0}, {1}, {2}});
+  CHECK(ranks_of(plan_ranks(4, {300, 1000, 1000})) ==
+        std::vector<std::vector<int>>{{0}, {1, 2}, {3}});
+  CHECK(ranks_of(plan_ranks(5, {300, 1000, 1000})) ==
+        std::vector<std::vector<int>>{{0}, {1, 2}, {3, 4}});
+  CHECK(ranks_of(plan_ranks(8, {300, 1000, 1000})) ==
+        std::vector<std::vector<int>>{{0}, {1, 2, 3, 4}, {5, 6, 7}});
+  // Every rank is used exactly once, in order.
+  for (int world = 1; world <= 12; ++world) {
+    const RankPlan p = plan_ranks(world, {5, 1, 3, 2});
+    std::vector<int> all;
+    for (const Segment& s : p.segments)
+      all.insert(all.end(), s.ranks.begin(), s.ranks.end());
+    std::vector<int> expected(static_cast<std::size_t>(world));
+    std::iota(expected.begin(), expected.end(), 0);
+    CHECK(all == expected);
+    CHECK(p.segments.front().first_stage == 0);
+    CHECK(p.segments.back().last_stage == 3);
+  }
+}
+
+TEST_CASE("an explicit ranks-per-stage list is checked against the world") {
+  CHECK(ranks_of(plan_ranks(4, {1, 1}, {1, 3})) == std::vector<std::vector<int>>{{0}, {1, 2, 3}});
+  CHECK_THROWS_WITH_AS(plan_ranks(4, {1, 1}, {1, 2}),
+                       doctest::Contains("adding up to the world size 4"), baton::Error);
+  CHECK_THROWS_WITH_AS(plan_ranks(4, {1, 1}, {4}), doctest::Contains("one per stage"),
+                       baton::Error);
+  CHECK_THROWS_WITH_AS(plan_ranks(2, {1, 1}, {2, 0}), doctest::Contains("counts >= 1"),
+                       baton::Error);
+  CHECK_THROWS_WITH_AS(plan_ranks(2, {}), doctest::Contains("at least one stage"), baton::Error);
+  CHECK_THROWS_WITH_AS(plan_ranks(2, {1, 0}), doctest::Contains("must be > 0"), baton::Error);
+}
+
+TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
+  // 2 systems, 5 atoms, 3 stages.
+  const std::int64_t h[6] = {wire_magic, wire_version, 2, 5, 3, wire_end_of_stream};
+  const std::size_t ni = wire_int_count(2, 5, 3);
+  const std::size_t nr = wire_real_count(2, 5);
+  CHECK(ni == 6 + 2 * 5 + 5);
+  CHECK(nr == 4 + 35);
+  const WireHeader w = decode_wire_header(h, ni, nr);
+  CHECK(w.systems == 2);
+  CHECK(w.end_of_stream());
+  CHECK_FALSE(w.abort());
+  CHECK_THROWS_WITH_AS(decode_wire_header(h, ni - 1, nr), doctest::Contains("the message has 20"),
+                       baton::Error);
+  CHECK_THROWS_WITH_AS(decode_wire_header(h, 3, 0), doctest::Contains("fewer than the 6-value"),
+                       baton::Error);
+  std::int64_t bad[6] = {wire_magic, wire_version, 3, 2, 0, 0};  // more systems than atoms
+  CHECK_THROWS_WITH_AS(decode_wire_header(bad, 100, 100), doctest::Contains("impossible counts"),
+                       baton::Error);
+  bad[0] = 7;
+  CHECK_THROWS_WITH_AS(decode_wire_header(bad, 100, 100), doctest::Contains("bad magic"),
+                       baton::Error);
+  const std::int64_t flags[6] = {wire_magic, wire_version, 0, 0, 1, 8};
+  CHECK_THROWS_WITH_AS(decode_wire_header(flags, 6, 0), doctest::Contains("unknown flags"),
+                       baton::Error);
+  const std::int64_t empty[6] = {wire_magic, wire_version, 0, 0, 1, 0};
+  CHECK(decode_wire_header(empty, 6, 0).systems == 0);
+}

@@ -1,5 +1,7 @@
 // baton-bench: Baton beside raw MPI on the same buffers, in the same run.
 //   mpiexec -n 2 baton-bench p2p | collectives | all [--json] [--repeats N] [--max-bytes B]
+//   baton-bench dynamics [--json] [--repeats N]: LJ kernels beside LAMMPS, per rank
+//   mpiexec -n 2 baton-bench pipeline: a hand-off beside raw MPI; fire | nve efficiency per mode
 #include <baton/runtime/runtime.hpp>
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -10,12 +12,18 @@
 
 namespace po = boost::program_options;
 
+namespace bench {
+void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
+void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
+}  // namespace bench
+
 int main(int argc, char** argv) {
   bench::Settings settings;
   std::string what;
   po::options_description options("baton-bench: Baton against raw MPI (ratio = baton_us / mpi_us)");
   options.add_options()("help,h", "print this help")(
-      "what", po::value<std::string>(&what)->default_value("all"), "p2p, collectives or all")(
+      "what", po::value<std::string>(&what)->default_value("all"),
+      "p2p, collectives, all (those two), dynamics or pipeline")(
       "json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")(
       "repeats", po::value<int>(&settings.repeats)->default_value(settings.repeats),
       "median over this many repeats")(
@@ -45,8 +53,10 @@ int main(int argc, char** argv) {
     std::cout << options;
     return 0;
   }
-  if (what != "p2p" && what != "collectives" && what != "all") {
-    std::cerr << "baton-bench: unknown benchmark '" << what << "' (p2p, collectives or all)\n";
+  if (what != "p2p" && what != "collectives" && what != "all" && what != "dynamics" &&
+      what != "pipeline") {
+    std::cerr << "baton-bench: unknown benchmark '" << what
+              << "' (p2p, collectives, all, dynamics or pipeline)\n";
     return 2;
   }
   if (settings.repeats < 1 || settings.seconds_per_repeat <= 0 ||
@@ -57,6 +67,14 @@ int main(int argc, char** argv) {
   try {
     baton::Runtime runtime(argc, argv);
     const baton::Communicator& world = runtime.world();
+    if (what == "pipeline") {
+      bench::run_pipeline(world, settings);
+      return 0;
+    }
+    if (what == "dynamics") {
+      bench::run_dynamics(world, settings);
+      return 0;
+    }
     bench::print_header(world, settings);
     if (what == "p2p" || what == "all")
       bench::run_p2p(world, settings);

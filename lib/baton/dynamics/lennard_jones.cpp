@@ -76,7 +76,7 @@ void launch_forces(const LjTerms& lj, SystemsBatch& batch, int first, int n) {
   Kokkos::parallel_for(
       "baton::dynamics::lj_forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = first + team.league_rank();
-        if (status(s) == static_cast<int>(SystemStatus::Finished))
+        if (status(s) != static_cast<int>(SystemStatus::Active))
           return;
         double e = 0, fm = 0;
         team_forces<HalfPairs>(team, lj, x, f, offset(s), offset(s) + count(s), e, fm);

@@ -24,8 +24,8 @@ struct LennardJones {
 void validate(const LennardJones& lj);
 
 /// Forces, per-system energy and fmax (largest atom force norm) for slots [first_slot,
-/// first_slot + n_slots), skipping Finished systems. A system's result depends only on its own
-/// atoms (bit-identical in any slot, beside any other systems, run to run).
+/// first_slot + n_slots), skipping systems that are not Active. A system's result depends only on
+/// its own atoms (bit-identical in any slot, beside any other systems, run to run).
 void compute_forces(const LennardJones& lj, SystemsBatch& batch, int first_slot, int n_slots);
 
 namespace detail {

@@ -239,3 +239,61 @@ TEST_CASE("a full next stage with error_when_full stops every rank with an error
             std::string::npos);
   }
 }
+
+namespace {
+
+// A stage that fails when system 5 arrives (after a real FIRE stage upstream).
+class Exploding : public baton::pipeline::Stage {
+ public:
+  std::string name() const override { return "exploding"; }
+  void enter(dyn::SystemsBatch& batch, int first, int n) override {
+    auto ids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.id);
+    for (int s = first; s < first + n; ++s)
+      if (ids(s) == 5)
+        throw baton::Error("system 5 exploded");
+  }
+  void advance(dyn::SystemsBatch& batch, int) override {
+    auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.status);
+    for (int s = 0; s < batch.num_systems(); ++s)
+      status(s) = static_cast<int>(dyn::SystemStatus::Finished);
+    Kokkos::deep_copy(batch.status, status);
+  }
+  double cost_estimate() const override { return 1.0; }
+};
+
+}  // namespace
+
+TEST_CASE("a stage that throws downstream stops the upstream ranks too, in every mode") {
+  const Communicator& world = baton::test::world();
+  for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
+    CAPTURE(to_string(mode));
+    dyn::FireParams fire;
+    fire.fmax = 1e-3;
+    const Pipeline p = make_stage<dyn::FireStage>({4, 120}, dyn::LennardJones{}, fire) |
+                       make_stage<Exploding>({4, 120});
+    Settings s;
+    s.mode = mode;
+    s.steps_per_call = 5;
+    if (world.size() > 1)
+      s.ranks_per_stage = {1, world.size() - 1};
+    Driver driver(world, p, s);
+    driver.setup(world.rank() == 0 ? input(10) : std::vector<HostSystem>{});
+    std::string message;
+    try {
+      driver.run();
+    } catch (const baton::Error& e) {
+      message = e.what();
+    }
+    // The rank that met system 5 says so; every other rank names the rank it heard from.
+    const bool exploded = message.find("system 5 exploded") != std::string::npos;
+    const bool heard = message.find("stopped with an error") != std::string::npos;
+    CHECK((exploded || heard));
+    int count = exploded ? 1 : 0;
+    int total = 0;
+    baton::check_mpi(MPI_Allreduce(&count, &total, 1, MPI_INT, MPI_SUM, world.raw()),
+                     "MPI_Allreduce", world.raw());
+    CHECK(total == 1);
+    CHECK_THROWS_WITH_AS(driver.step(), doctest::Contains("stopped with an error before"),
+                         baton::Error);
+  }
+}

@@ -44,6 +44,7 @@ struct UpLink {
   std::int64_t outstanding_systems = 0;  // granted, not yet received
   std::int64_t outstanding_atoms = 0;
   long received_step = 0;                       // the last step whose hand-off was received
+  long credited_step = 0;                       // the last step whose credit was sent
   std::optional<ViewRecvHandle<IntView>> ints;  // posted receives (async modes)
   std::optional<ViewRecvHandle<RealView>> reals;
 };
@@ -415,25 +416,34 @@ void Driver::stop_neighbours() {
   // Best effort: the rank is failing already; a second error must not hide the first.
   Impl& m = *impl_;
   try {
-    // Hand-offs of this step that were not received yet are on their way: take them, so that no
-    // sender waits forever, then tell the upstream ranks (in place of their credit) and the
-    // downstream ranks (in place of a hand-off).
-    for (UpLink& u : m.up)
-      if (u.open && u.received_step != step_) {
-        if (u.ints) {
-          u.ints->wait();
-          u.reals->wait();
-        } else {
-          recv_view<IntView>(comm_, u.rank, data_tag);
-          recv_view<RealView>(comm_, u.rank, data_tag);
-        }
+    // Every upstream rank gets a negative credit in place of the next credit it waits for. It may
+    // still send one hand-off before reading it: the one of this step if not received yet, or the
+    // next one if this step's credit went out already. Take that hand-off, so that no sender waits
+    // forever on a large message.
+    auto drain = [&](UpLink& u) {
+      if (u.ints) {
+        u.ints->wait();
+        u.reals->wait();
+        u.ints.reset();
+        u.reals.reset();
+      } else {
+        recv_view<IntView>(comm_, u.rank, data_tag);
+        recv_view<RealView>(comm_, u.rank, data_tag);
       }
-    for (UpLink& u : m.up)
-      if (u.open) {
-        HostInts credit("baton::pipeline::credit", 2);
-        credit(0) = credit(1) = -1;
-        send_view(comm_, credit, u.rank, credit_tag);
-      }
+    };
+    for (UpLink& u : m.up) {
+      if (!u.open)
+        continue;
+      const bool pending = u.received_step != step_;
+      const bool credited = !pending && u.credited_step == step_;
+      if (pending)
+        drain(u);
+      HostInts credit("baton::pipeline::credit", 2);
+      credit(0) = credit(1) = -1;
+      send_view(comm_, credit, u.rank, credit_tag);
+      if (credited)
+        drain(u);
+    }
     for (DownLink& d : m.down)
       if (d.open) {
         d.ints_send.wait();
@@ -537,6 +547,7 @@ void Driver::step_once() {
           auto t = timers_.scope("send");
           send_view(comm_, credit, u.rank, credit_tag);
         }
+        u.credited_step = step_;
         if (settings_.debug)
           log << who << "granted rank " << u.rank << " (tag " << credit_tag
               << "): " << counts(gs, ga) << '\n';

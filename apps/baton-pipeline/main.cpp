@@ -151,14 +151,7 @@ int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& 
       last_print = now;
     }
   };
-  while (driver.step())
-    show(false);
-  while (driver.poll_progress()) {  // rank 0 is done early: the last stage still works
-    show(false);
-    usleep(20000);
-  }
-  // run() after the loop only waits for the final progress reports and records the wall time.
-  driver.run();
+  driver.run([&] { show(false); });
   if (progress && world.rank() == 0)
     show(true), std::printf("\n");
 

@@ -169,8 +169,9 @@ TEST_CASE("composition renumbers the stages and the plan follows the world size"
   CHECK(plan.segments.back().last_stage == 5);
   CHECK(plan.segments.size() == static_cast<std::size_t>(std::min(world.size(), 6)));
   driver.run();
-  const std::vector<HostSystem> out = driver.gather_results(0);
-  if (world.rank() == 0) {
+  const int root = world.size() - 1;  // the input ids live on rank 0: the check still runs
+  const std::vector<HostSystem> out = driver.gather_results(root);
+  if (world.rank() == root) {
     REQUIRE(out.size() == 5);
     CHECK(out[0].stage_steps.size() == 6);
     CHECK(out[0].stage_steps[4] == 60);
@@ -200,6 +201,15 @@ TEST_CASE("impossible settings give clear errors on every rank") {
   Settings small_sink;
   small_sink.overflow = {1, 10};
   CHECK(message_of(three_stages(), small_sink).find("overflow sink") != std::string::npos);
+  std::vector<HostSystem> broken = in;
+  broken[2].positions.pop_back();
+  try {
+    Driver driver(world, three_stages(), Settings{});
+    driver.setup(broken);
+    FAIL("setup accepted a system with a missing coordinate");
+  } catch (const baton::Error& e) {
+    CHECK(std::string(e.what()).find("input system 2 has") != std::string::npos);
+  }
   CHECK_THROWS_WITH_AS(parse_comm_mode("eager"),
                        doctest::Contains("sync, async_recv or fully_async"), baton::Error);
 }
@@ -242,15 +252,16 @@ TEST_CASE("a full next stage with error_when_full stops every rank with an error
 
 namespace {
 
-// A stage that fails when system 5 arrives (after a real FIRE stage upstream).
+// A stage that fails when the `after`-th system arrives (system 5 by default).
 class Exploding : public baton::pipeline::Stage {
  public:
+  explicit Exploding(int after = -1) : after_(after) {}
   std::string name() const override { return "exploding"; }
   void enter(dyn::SystemsBatch& batch, int first, int n) override {
     auto ids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.id);
     for (int s = first; s < first + n; ++s)
-      if (ids(s) == 5)
-        throw baton::Error("system 5 exploded");
+      if ((after_ < 0 && ids(s) == 5) || ++seen_ == after_)
+        throw baton::Error("system " + std::to_string(ids(s)) + " exploded");
   }
   void advance(dyn::SystemsBatch& batch, int) override {
     auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.status);
@@ -259,41 +270,58 @@ class Exploding : public baton::pipeline::Stage {
     Kokkos::deep_copy(batch.status, status);
   }
   double cost_estimate() const override { return 1.0; }
+
+ private:
+  int after_;
+  int seen_ = 0;
 };
+
+// Runs fire | exploding; returns 1 if this rank's error says it met the exploding system, 0 if it
+// says another rank stopped; fails the test if run() did not throw.
+int run_exploding(const Communicator& world, Settings s, int after, std::vector<int> ranks) {
+  dyn::FireParams fire;
+  fire.fmax = 1e-3;
+  const Pipeline p = make_stage<dyn::FireStage>({4, 120}, dyn::LennardJones{}, fire) |
+                     make_stage<Exploding>({10, 300}, after);
+  if (world.size() > 1)
+    s.ranks_per_stage = std::move(ranks);
+  s.steps_per_call = 5;
+  Driver driver(world, p, s);
+  driver.track_progress(true);
+  driver.setup(world.rank() == 0 ? input(10) : std::vector<HostSystem>{});
+  std::string message;
+  try {
+    driver.run();
+  } catch (const baton::Error& e) {
+    message = e.what();
+  }
+  const bool exploded = message.find("exploded") != std::string::npos;
+  CHECK((exploded || message.find("stopped with an error") != std::string::npos));
+  CHECK_THROWS_WITH_AS(driver.step(), doctest::Contains("stopped with an error before"),
+                       baton::Error);
+  int count = exploded ? 1 : 0;
+  int total = 0;
+  baton::check_mpi(MPI_Allreduce(&count, &total, 1, MPI_INT, MPI_SUM, world.raw()), "MPI_Allreduce",
+                   world.raw());
+  return total;
+}
 
 }  // namespace
 
-TEST_CASE("a stage that throws downstream stops the upstream ranks too, in every mode") {
+TEST_CASE("a stage that throws downstream stops every rank, in every mode, none hangs") {
   const Communicator& world = baton::test::world();
-  for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
-    CAPTURE(to_string(mode));
-    dyn::FireParams fire;
-    fire.fmax = 1e-3;
-    const Pipeline p = make_stage<dyn::FireStage>({4, 120}, dyn::LennardJones{}, fire) |
-                       make_stage<Exploding>({4, 120});
-    Settings s;
-    s.mode = mode;
-    s.steps_per_call = 5;
-    if (world.size() > 1)
-      s.ranks_per_stage = {1, world.size() - 1};
-    Driver driver(world, p, s);
-    driver.setup(world.rank() == 0 ? input(10) : std::vector<HostSystem>{});
-    std::string message;
-    try {
-      driver.run();
-    } catch (const baton::Error& e) {
-      message = e.what();
+  const int n = world.size();
+  for (bool synchronized : {false, true})
+    for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
+      CAPTURE(to_string(mode));
+      CAPTURE(synchronized);
+      Settings s;
+      s.mode = mode;
+      s.synchronized = synchronized;
+      // System 5 explodes on one of several downstream ranks: the error goes up, then down.
+      CHECK(run_exploding(world, s, -1, {1, n - 1}) == 1);
+      // The last system explodes on the only downstream rank, after the upstream ranks ended
+      // their streams: they hear of it at the end of run().
+      CHECK(run_exploding(world, s, 10, {n - 1, 1}) == 1);
     }
-    // The rank that met system 5 says so; every other rank names the rank it heard from.
-    const bool exploded = message.find("system 5 exploded") != std::string::npos;
-    const bool heard = message.find("stopped with an error") != std::string::npos;
-    CHECK((exploded || heard));
-    int count = exploded ? 1 : 0;
-    int total = 0;
-    baton::check_mpi(MPI_Allreduce(&count, &total, 1, MPI_INT, MPI_SUM, world.raw()),
-                     "MPI_Allreduce", world.raw());
-    CHECK(total == 1);
-    CHECK_THROWS_WITH_AS(driver.step(), doctest::Contains("stopped with an error before"),
-                         baton::Error);
-  }
 }

@@ -1,9 +1,12 @@
 #include "baton/pipeline/driver.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "baton/collectives/collectives.hpp"
@@ -67,6 +70,18 @@ void check_credit(const HostInts& c, DownLink& d, int me) {
     throw Error("baton::pipeline: rank " + std::to_string(d.rank) + " (downstream of rank " +
                 std::to_string(me) + ") stopped with an error; its own message says why");
   }
+}
+
+// Broadcasts `problem` from root; if it is not empty, every rank throws it.
+void throw_on_every_rank(const Communicator& comm, std::string problem, int root) {
+  std::int64_t length = static_cast<std::int64_t>(problem.size());
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm.raw()), "MPI_Bcast", comm.raw());
+  if (length == 0)
+    return;
+  problem.resize(static_cast<std::size_t>(length));
+  check_mpi(MPI_Bcast(problem.data(), static_cast<int>(length), MPI_CHAR, root, comm.raw()),
+            "MPI_Bcast", comm.raw());
+  throw Error(problem);
 }
 
 std::string counts(std::int64_t systems, std::int64_t atoms) {
@@ -137,11 +152,22 @@ void Driver::setup(const std::vector<HostSystem>& input) {
 
   // Rank 0's input decides the largest system and the count, for the checks below.
   std::int64_t facts[2] = {0, 0};
+  std::string problem;
   if (comm_.rank() == 0) {
     facts[0] = static_cast<std::int64_t>(input.size());
-    for (const HostSystem& s : input)
+    for (const HostSystem& s : input) {
       facts[1] = std::max<std::int64_t>(facts[1], static_cast<std::int64_t>(s.size()));
+      const std::size_t n = s.size();
+      if (problem.empty() && (n == 0 || s.positions.size() != 3 * n ||
+                              (!s.velocities.empty() && s.velocities.size() != 3 * n) ||
+                              (!s.masses.empty() && s.masses.size() != n)))
+        problem = "baton::pipeline::Driver::setup: input system " + std::to_string(s.id) + " has " +
+                  std::to_string(n) + " atoms but " + std::to_string(s.positions.size()) +
+                  " position, " + std::to_string(s.velocities.size()) + " velocity and " +
+                  std::to_string(s.masses.size()) + " mass values";
+    }
   }
+  throw_on_every_rank(comm_, problem, 0);
   check_mpi(MPI_Bcast(facts, 2, MPI_INT64_T, 0, comm_.raw()), "MPI_Bcast", comm_.raw());
   input_count_ = static_cast<long>(facts[0]);
   const std::int64_t largest = facts[1];
@@ -389,6 +415,7 @@ bool Driver::step() {
     throw Error("baton::pipeline::Driver::step: call setup() first");
   if (failed_)
     throw Error("baton::pipeline::Driver::step: the pipeline stopped with an error before");
+  std::exception_ptr error;
   if (!done_) {
     if (start_ < 0)
       start_ = TimerRegistry::now();
@@ -398,17 +425,26 @@ bool Driver::step() {
         wall_ = TimerRegistry::now() - start_;
     } catch (...) {
       failed_ = true;
+      error = std::current_exception();
       stop_neighbours();
-      throw;
     }
   }
   if (settings_.synchronized) {
-    int mine = done_ ? 1 : 0;
-    int all = 0;
-    check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_.raw()), "MPI_Allreduce",
+    // All ranks agree every step: still running anywhere? failed anywhere?
+    int mine[2] = {done_ ? 0 : 1, failed_ ? 1 : 0};
+    int all[2] = {0, 0};
+    check_mpi(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm_.raw()), "MPI_Allreduce",
               comm_.raw());
-    return all == 0;
+    if (error)
+      std::rethrow_exception(error);
+    if (all[1] != 0) {
+      failed_ = true;
+      throw Error("baton::pipeline: another rank stopped with an error; its own message says why");
+    }
+    return all[0] != 0;
   }
+  if (error)
+    std::rethrow_exception(error);
   return !done_;
 }
 
@@ -441,8 +477,17 @@ void Driver::stop_neighbours() {
       HostInts credit("baton::pipeline::credit", 2);
       credit(0) = credit(1) = -1;
       send_view(comm_, credit, u.rank, credit_tag);
-      if (credited)
+      // In synchronized mode the upstream rank learns of the failure at this step's agreement and
+      // sends no further hand-off.
+      if (credited && !settings_.synchronized)
         drain(u);
+    }
+    if (progress_ && m.last_segment && comm_.rank() != 0) {
+      m.progress_send.wait();
+      m.progress_buffer = HostInts("baton::pipeline::progress", 2);
+      m.progress_buffer(0) = m.finished_local;
+      m.progress_buffer(1) = 2;  // failed: rank 0 stops waiting for this rank
+      send_view(comm_, m.progress_buffer, 0, progress_tag);
     }
     for (DownLink& d : m.down)
       if (d.open) {
@@ -511,9 +556,11 @@ void Driver::step_once() {
         }
         u.outstanding_systems -= h.systems;
         u.outstanding_atoms -= h.atoms;
-        if (h.end_of_stream())
+        if (h.end_of_stream()) {
           u.open = false;
-        else if (settings_.mode != CommMode::sync) {
+          u.outstanding_systems = 0;  // nothing more comes: the room it held is free again
+          u.outstanding_atoms = 0;
+        } else if (settings_.mode != CommMode::sync) {
           u.ints.emplace(irecv_view<IntView>(comm_, u.rank, data_tag));
           u.reals.emplace(irecv_view<RealView>(comm_, u.rank, data_tag));
         }
@@ -620,6 +667,9 @@ void Driver::step_once() {
             check_credit(c, d, comm_.rank());
             d.credit_systems += c(0);
             d.credit_atoms += c(1);
+            if (settings_.debug)
+              log << who << "credit from rank " << d.rank << " (tag " << credit_tag
+                  << "): " << counts(c(0), c(1)) << '\n';
           }
       SystemsBatch& out = m.overflow ? *m.overflow : m.runners.back().batch;
       const std::vector<int> status = out.status_on_host();
@@ -720,6 +770,9 @@ void Driver::step_once() {
             check_credit(c, d, comm_.rank());
             d.credit_systems += c(0);
             d.credit_atoms += c(1);
+            if (settings_.debug)
+              log << who << "credit from rank " << d.rank << " (tag " << credit_tag
+                  << "): " << counts(c(0), c(1)) << '\n';
           } else {
             d.credit.emplace(irecv_view<HostInts>(comm_, d.rank, credit_tag));
             d.credit_owed = true;
@@ -777,7 +830,7 @@ void Driver::step_once() {
   }
 }
 
-void Driver::run() {
+void Driver::run(const std::function<void()>& after_step) {
   if (segment_ < 0)
     throw Error("baton::pipeline::Driver::run: call setup() first");
   if (start_ < 0) {
@@ -785,23 +838,31 @@ void Driver::run() {
     start_ = TimerRegistry::now();
     timers_.reset_origin(start_);
   }
-  while (step()) {
+  std::exception_ptr error;
+  try {
+    if (!failed_)
+      while (step())
+        if (after_step)
+          after_step();
+    // Rank 0 takes every last-stage rank's final progress report (a failing rank sends one too).
+    while (!failed_ && poll_progress()) {
+      if (after_step)
+        after_step();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } catch (...) {
+    error = std::current_exception();
   }
-  // Rank 0 waits for every last-stage rank's final progress report.
-  Impl& m = *impl_;
-  if (progress_ && comm_.rank() == 0) {
-    for (std::size_t i = 0; i < m.progress_sources.size(); ++i)
-      while (m.progress_sources[i] >= 0) {
-        const int source = m.progress_sources[i];
-        const HostInts c = recv_view<HostInts>(comm_, source, progress_tag);
-        m.progress_counts[i] = static_cast<long>(c(0));
-        if (c(1) != 0)
-          m.progress_sources[i] = -1 - source;
-      }
-    long seen = m.finished_local;
-    for (long c : m.progress_counts)
-      seen += c;
-    finished_seen_ = seen;
+  // Every rank ends here, so that an error anywhere reaches all ranks before the next collective.
+  int mine = failed_ || error ? 1 : 0;
+  int any = 0;
+  check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm_.raw()), "MPI_Allreduce",
+            comm_.raw());
+  if (error)
+    std::rethrow_exception(error);
+  if (any != 0) {
+    failed_ = true;
+    throw Error("baton::pipeline: another rank stopped with an error; its own message says why");
   }
 }
 
@@ -821,6 +882,17 @@ std::vector<HostSystem> Driver::gather_results(int root) {
   std::copy(reals.begin(), reals.end(), hr.data());
   const HI all_ints = gatherv(comm_, hi, root);
   const HR all_reals = gatherv(comm_, hr, root);
+  // The input ids live on rank 0; the check runs on root.
+  if (root != 0 && comm_.rank() == 0)
+    send_view(comm_,
+              Kokkos::View<const std::int64_t*, Kokkos::HostSpace,
+                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>(m.input_ids.data(),
+                                                                    m.input_ids.size()),
+              root, data_tag);
+  if (root != 0 && comm_.rank() == root) {
+    const HI ids = recv_view<HI>(comm_, 0, data_tag);
+    m.input_ids.assign(ids.data(), ids.data() + ids.extent(0));
+  }
   std::vector<HostSystem> out;
   std::string problem;
   if (comm_.rank() == root) {
@@ -832,7 +904,7 @@ std::vector<HostSystem> Driver::gather_results(int root) {
     }
     std::sort(out.begin(), out.end(),
               [](const HostSystem& a, const HostSystem& b) { return a.id < b.id; });
-    if (problem.empty() && root == 0) {
+    if (problem.empty()) {
       std::vector<std::int64_t> expected = m.input_ids;
       std::sort(expected.begin(), expected.end());
       std::vector<std::int64_t> got;
@@ -856,15 +928,7 @@ std::vector<HostSystem> Driver::gather_results(int root) {
       }
     }
   }
-  // Every rank throws the same error.
-  std::int64_t length = static_cast<std::int64_t>(problem.size());
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm_.raw()), "MPI_Bcast", comm_.raw());
-  if (length > 0) {
-    problem.resize(static_cast<std::size_t>(length));
-    check_mpi(MPI_Bcast(problem.data(), static_cast<int>(length), MPI_CHAR, root, comm_.raw()),
-              "MPI_Bcast", comm_.raw());
-    throw Error(problem);
-  }
+  throw_on_every_rank(comm_, problem, root);
   return out;
 }
 

@@ -13,6 +13,7 @@
 /// input left and nothing in its batches. See docs/pipeline.md.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,10 +57,12 @@ class Driver {
   /// naming this rank, and so on down and up the chain: an error anywhere stops every rank, none
   /// hangs. The Driver cannot be stepped after an error.
   bool step();
-  /// step() until done, starting with a barrier unless step() was called before. The first step
-  /// starts the clock of wall_seconds(); on rank 0 with progress tracking, also waits for the last
-  /// progress reports (call it after a loop of step() too).
-  void run();
+  /// Collective: step() until done (calling `after_step`, if given, after each step), starting with
+  /// a barrier unless step() was called before, which starts the clock of wall_seconds(). Rank 0
+  /// with progress tracking then waits for the last progress reports (calling `after_step` too).
+  /// Ends with an agreement over all ranks: if any rank failed, every rank throws (the failing
+  /// ones their own error), so no rank walks on into a collective that the others never reach.
+  void run(const std::function<void()>& after_step = {});
   /// Starts the clock of wall_seconds() and the timers' origin at `t` (TimerRegistry::now(), taken
   /// after a barrier so that all ranks' timelines line up), for callers that loop over step().
   void start_clock(double t) {

@@ -695,23 +695,6 @@ void Driver::step_once() {
         }
       }
       std::sort(all_assigned.begin(), all_assigned.end());
-      // Anything finished that is neither sent nor in a sink waits in its batch slot.
-      if (settings_.error_when_full) {
-        const std::vector<int> last = m.runners.back().batch.status_on_host();
-        const long held =
-            std::count(last.begin(), last.end(), static_cast<int>(SystemStatus::Held));
-        const long waiting = m.overflow ? held : held - static_cast<long>(all_assigned.size());
-        if (waiting > 0)
-          throw Error("baton::pipeline: rank " + std::to_string(comm_.rank()) + ", stage '" +
-                      m.runners.back().counters.name + "': " + std::to_string(waiting) +
-                      " finished systems have nowhere to go: the next stage granted no room and " +
-                      (m.overflow
-                           ? "the overflow sink (" +
-                                 counts(settings_.overflow.systems, settings_.overflow.atoms) +
-                                 ") is full"
-                           : std::string("there is no overflow sink")) +
-                      " (error_when_full is set)");
-      }
       long remaining = m.overflow ? m.overflow->num_systems() : 0;
       for (const Runner& r : m.runners)
         remaining += r.batch.num_systems();
@@ -751,6 +734,22 @@ void Driver::step_once() {
       out.remove(all_assigned);
       if (m.overflow)
         move_held(m.runners.back().batch, *m.overflow, nullptr);
+      // Anything finished that went neither downstream nor into the sink waits in its batch slot.
+      if (settings_.error_when_full) {
+        const std::vector<int> last = m.runners.back().batch.status_on_host();
+        const long waiting =
+            std::count(last.begin(), last.end(), static_cast<int>(SystemStatus::Held));
+        if (waiting > 0)
+          throw Error("baton::pipeline: rank " + std::to_string(comm_.rank()) + ", stage '" +
+                      m.runners.back().counters.name + "': " + std::to_string(waiting) +
+                      " finished systems have nowhere to go: the next stage granted no room and " +
+                      (m.overflow
+                           ? "the overflow sink (" +
+                                 counts(settings_.overflow.systems, settings_.overflow.atoms) +
+                                 ") is full"
+                           : std::string("there is no overflow sink")) +
+                      " (error_when_full is set)");
+      }
       if (eos) {
         for (DownLink& d : m.down)
           d.open = false;

@@ -77,6 +77,11 @@ pl::Pipeline build_pipeline(const Options& o) {
   return p;
 }
 
+// An error every rank throws alike, printed by rank 0 only.
+struct SharedError : baton::Error {
+  using baton::Error::Error;
+};
+
 // Rank 0 reads or generates the input; every rank learns whether that worked.
 std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const Options& o) {
   std::vector<dyn::HostSystem> systems;
@@ -103,7 +108,7 @@ std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const 
     problem.resize(static_cast<std::size_t>(length));
     baton::check_mpi(MPI_Bcast(problem.data(), length, MPI_CHAR, 0, world.raw()), "MPI_Bcast",
                      world.raw());
-    throw baton::Error(problem);
+    throw SharedError(problem);
   }
   return systems;
 }
@@ -258,6 +263,10 @@ int main(int argc, char** argv) {
   }
   try {
     return run(world, o, pipeline, settings);
+  } catch (const SharedError& e) {
+    if (world.rank() == 0)
+      std::cerr << "baton-pipeline: error: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "baton-pipeline (rank " << world.rank() << "): error: " << e.what() << "\n";
     return 1;

@@ -118,7 +118,16 @@ Driver::Driver(const Communicator& comm, Pipeline pipeline, Settings settings)
       settings_(std::move(settings)),
       impl_(std::make_unique<Impl>()) {}
 
-Driver::~Driver() = default;
+Driver::~Driver() {
+  if (failed_) {
+    // A failure leaves messages nobody will receive (abort notices to ranks that stopped first).
+    // MPI may give a later communicator the same context, where they could match: keep this one,
+    // unfreed, until the end of the program (never destroyed, so nothing is freed after
+    // MPI_Finalize either).
+    static auto* kept = new std::vector<Communicator>();
+    kept->push_back(std::move(comm_));
+  }
+}
 
 std::vector<StageCounters> Driver::counters() const {
   std::vector<StageCounters> out;
@@ -426,6 +435,15 @@ bool Driver::step() {
     } catch (...) {
       failed_ = true;
       error = std::current_exception();
+      if (settings_.debug) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          log_of(settings_) << "[baton::pipeline] step " << step_ << " rank " << comm_.rank()
+                            << ": stopping with an error: " << e.what() << '\n';
+        } catch (...) {
+        }
+      }
       stop_neighbours();
     }
   }

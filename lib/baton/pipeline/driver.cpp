@@ -118,15 +118,36 @@ Driver::Driver(const Communicator& comm, Pipeline pipeline, Settings settings)
       settings_(std::move(settings)),
       impl_(std::make_unique<Impl>()) {}
 
+namespace {
+
+// Communicators of Drivers that failed, freed when MPI_Finalize starts (by the delete callback of
+// an attribute on MPI_COMM_SELF, which MPI calls first thing in MPI_Finalize).
+std::vector<Communicator>* kept_communicators = nullptr;
+
+int free_kept_communicators(MPI_Comm, int, void*, void*) {
+  delete kept_communicators;
+  kept_communicators = nullptr;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 Driver::~Driver() {
-  if (failed_) {
-    // A failure leaves messages nobody will receive (abort notices to ranks that stopped first).
-    // MPI may give a later communicator the same context, where they could match: keep this one,
-    // unfreed, until the end of the program (never destroyed, so nothing is freed after
-    // MPI_Finalize either).
-    static auto* kept = new std::vector<Communicator>();
-    kept->push_back(std::move(comm_));
+  if (!failed_)
+    return;
+  // A failure leaves messages nobody will receive (abort notices to ranks that stopped first). MPI
+  // may give a later communicator the same context, where they could match: keep this one until
+  // MPI_Finalize. Best effort: a destructor must not throw, so a failing MPI call here only means
+  // the communicator is freed now after all.
+  if (kept_communicators == nullptr) {
+    int key = MPI_KEYVAL_INVALID;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_kept_communicators, &key, nullptr) !=
+            MPI_SUCCESS ||
+        MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr) != MPI_SUCCESS)
+      return;
+    kept_communicators = new std::vector<Communicator>();
   }
+  kept_communicators->push_back(std::move(comm_));
 }
 
 std::vector<StageCounters> Driver::counters() const {

@@ -40,8 +40,8 @@ struct StageCounters {
 class Driver {
  public:
   /// Duplicates `comm` (collective); the pipeline runs on the duplicate. After a failure the
-  /// duplicate is kept, not freed, until the program ends, so that messages the failure left in
-  /// flight can never match on a later communicator.
+  /// duplicate is kept until MPI_Finalize starts, so that messages the failure left in flight can
+  /// never match on a later communicator.
   Driver(const Communicator& comm, Pipeline pipeline, Settings settings = {});
   ~Driver();
   Driver(const Driver&) = delete;

@@ -2,6 +2,7 @@
 /// \file
 /// Umbrella header: everything in Baton.
 
+#include "baton/collectives/agreement.hpp"
 #include "baton/collectives/bundle.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/comm/communicator.hpp"

@@ -26,20 +26,28 @@ void upload1(const Device& dst, const Host& src, Range rows) {
 
 }  // namespace
 
+std::string host_system_problem(const HostSystem& s) {
+  const std::size_t n = s.size();
+  if (n == 0)
+    return "has no atoms";
+  if (s.positions.size() != 3 * n || (!s.velocities.empty() && s.velocities.size() != 3 * n) ||
+      (!s.masses.empty() && s.masses.size() != n))
+    return "has " + std::to_string(n) + " atoms but " + std::to_string(s.positions.size()) +
+           " position, " + std::to_string(s.velocities.size()) + " velocity and " +
+           std::to_string(s.masses.size()) + " mass values";
+  return "";
+}
+
 void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
                     SpeciesTable& species) {
   const int n = static_cast<int>(systems.size());
   long atoms = 0;
   for (const HostSystem& s : systems) {
-    const std::size_t na = s.size();
-    if (na == 0 || s.positions.size() != 3 * na ||
-        (!s.velocities.empty() && s.velocities.size() != 3 * na) ||
-        (!s.masses.empty() && s.masses.size() != na))
-      throw Error("baton::dynamics::append_systems: system " + std::to_string(s.id) + " has " +
-                  std::to_string(na) + " atoms but " + std::to_string(s.positions.size()) +
-                  " position, " + std::to_string(s.velocities.size()) + " velocity and " +
-                  std::to_string(s.masses.size()) + " mass values");
-    atoms += static_cast<long>(na);
+    const std::string problem = host_system_problem(s);
+    if (!problem.empty())
+      throw Error("baton::dynamics::append_systems: system " + std::to_string(s.id) + " " +
+                  problem);
+    atoms += static_cast<long>(s.size());
   }
   const BatchCapacity room = batch.free();
   if (n > room.systems || atoms > room.atoms)

@@ -2,12 +2,18 @@
 /// \file
 /// Moving systems between the host (HostSystem) and a SystemsBatch.
 
+#include <string>
 #include <vector>
 
 #include "baton/dynamics/host_system.hpp"
 #include "baton/dynamics/systems_batch.hpp"
 
 namespace baton::dynamics {
+
+/// What is wrong with a system as input ("has no atoms", "has 3 atoms but 6 position, ..."), or ""
+/// when it can be loaded: at least one atom, 3 positions per atom, and velocities and masses either
+/// absent or one set per atom.
+std::string host_system_problem(const HostSystem& s);
 
 /// Appends `systems` to the batch as Active, steps 0, scratch 0 (velocities 0 and masses 1 where
 /// the system has none; stage_steps copied, missing entries 0). Throws baton::Error naming the

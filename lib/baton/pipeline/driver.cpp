@@ -9,11 +9,13 @@
 #include <thread>
 #include <utility>
 
+#include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/dynamics/host_transfer.hpp"
 #include "baton/pipeline/wire.hpp"
 #include "baton/runtime/error.hpp"
 #include "baton/transport/bytes.hpp"
+#include "baton/transport/objects.hpp"
 #include "baton/transport/view_message.hpp"
 
 namespace baton::pipeline {
@@ -72,16 +74,11 @@ void check_credit(const HostInts& c, DownLink& d, int me) {
   }
 }
 
-// Broadcasts `problem` from root; if it is not empty, every rank throws it.
+// Broadcasts `problem` from root; if it is not empty, every rank throws it (a CollectiveError).
 void throw_on_every_rank(const Communicator& comm, std::string problem, int root) {
-  std::int64_t length = static_cast<std::int64_t>(problem.size());
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm.raw()), "MPI_Bcast", comm.raw());
-  if (length == 0)
-    return;
-  problem.resize(static_cast<std::size_t>(length));
-  check_mpi(MPI_Bcast(problem.data(), static_cast<int>(length), MPI_CHAR, root, comm.raw()),
-            "MPI_Bcast", comm.raw());
-  throw Error(problem);
+  broadcast_object(comm, problem, root);
+  if (!problem.empty())
+    throw CollectiveError(problem);
 }
 
 std::string counts(std::int64_t systems, std::int64_t atoms) {
@@ -187,14 +184,10 @@ void Driver::setup(const std::vector<HostSystem>& input) {
     facts[0] = static_cast<std::int64_t>(input.size());
     for (const HostSystem& s : input) {
       facts[1] = std::max<std::int64_t>(facts[1], static_cast<std::int64_t>(s.size()));
-      const std::size_t n = s.size();
-      if (problem.empty() && (n == 0 || s.positions.size() != 3 * n ||
-                              (!s.velocities.empty() && s.velocities.size() != 3 * n) ||
-                              (!s.masses.empty() && s.masses.size() != n)))
-        problem = "baton::pipeline::Driver::setup: input system " + std::to_string(s.id) + " has " +
-                  std::to_string(n) + " atoms but " + std::to_string(s.positions.size()) +
-                  " position, " + std::to_string(s.velocities.size()) + " velocity and " +
-                  std::to_string(s.masses.size()) + " mass values";
+      const std::string wrong = host_system_problem(s);
+      if (problem.empty() && !wrong.empty())
+        problem =
+            "baton::pipeline::Driver::setup: input system " + std::to_string(s.id) + " " + wrong;
     }
   }
   throw_on_every_rank(comm_, problem, 0);

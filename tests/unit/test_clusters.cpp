@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace baton::dynamics;
@@ -171,26 +172,35 @@ TEST_CASE("bad cluster specs are rejected with the field named") {
     }
     return std::string();
   };
+  const std::string prefix = "baton::dynamics::ClusterSpec: ";
   ClusterSpec spec;
   spec.count = -1;
-  CHECK(message(spec).find("count") != std::string::npos);
+  CHECK(message(spec) == prefix + "count must be >= 0, got -1");
   spec = {};
   spec.sizes = {};
-  CHECK(message(spec).find("sizes") != std::string::npos);
+  CHECK(message(spec) == prefix + "sizes must not be empty");
   spec.sizes = {13, 0};
-  CHECK(message(spec).find("sizes") != std::string::npos);
+  CHECK(message(spec) == prefix + "sizes: a cluster needs 1 to " +
+                             std::to_string(max_cluster_atoms) + " atoms, got 0");
   spec.sizes = {max_cluster_atoms + 1};
-  CHECK(message(spec).find("sizes") != std::string::npos);
+  CHECK(message(spec).rfind(prefix + "sizes: ", 0) == 0);
   spec = {};
   spec.amplitude = -0.01;
-  CHECK(message(spec).find("amplitude") != std::string::npos);
+  CHECK(message(spec) == prefix + "amplitude must be >= 0 and finite, got -0.010000");
   spec.amplitude = std::numeric_limits<double>::infinity();
-  CHECK(message(spec).find("amplitude") != std::string::npos);
+  CHECK(message(spec).rfind(prefix + "amplitude ", 0) == 0);
   spec = {};
   spec.nn_distance = 0;
-  CHECK(message(spec).find("nn_distance") != std::string::npos);
+  CHECK(message(spec).rfind(prefix + "nn_distance must be positive and finite", 0) == 0);
   spec = {};
   spec.count = 0;
   CHECK(generate_clusters(spec).empty());
-  CHECK_THROWS_AS(perturbed_cluster(13, 0, 1, -1.0, nn), baton::Error);
+  CHECK_THROWS_WITH_AS(perturbed_cluster(13, 0, 1, -1.0, nn),
+                       doctest::Contains("baton::dynamics::perturbed_cluster: amplitude must be "
+                                         ">= 0 and finite"),
+                       baton::Error);
+  CHECK_THROWS_WITH_AS(mackay_icosahedron(0, nn),
+                       doctest::Contains("baton::dynamics::mackay_icosahedron: a cluster needs 1 "
+                                         "to "),
+                       baton::Error);
 }

@@ -63,7 +63,8 @@ TEST_CASE("the decoder names what is wrong with untrusted bytes") {
     CHECK_THROWS_WITH_AS(baton::decode_envelope(m.data(), m.size()), doctest::Contains(text),
                          baton::Error);
   };
-  expect(std::vector<std::byte>(10), "10 bytes, shorter than the 72-byte envelope");
+  expect(std::vector<std::byte>(10),
+         "baton::decode_envelope: bad View message: 10 bytes, shorter than the 72-byte envelope");
   auto m = good;
   m[0] = std::byte{'X'};
   expect(m, "no BTNV magic");

@@ -21,8 +21,10 @@ TEST_CASE("thread levels round-trip through their names and reject unknown ones"
                      baton::ThreadLevel::serialized, baton::ThreadLevel::multiple}) {
     CHECK(baton::parse_thread_level(baton::to_string(level)) == level);
   }
-  CHECK_THROWS_WITH_AS(baton::parse_thread_level("several"),
-                       doctest::Contains("unknown MPI thread level 'several'"), baton::Error);
+  CHECK_THROWS_WITH_AS(
+      baton::parse_thread_level("several"),
+      doctest::Contains("baton::parse_thread_level: unknown MPI thread level 'several'"),
+      baton::Error);
 }
 
 TEST_CASE("GPU awareness: environment, then build default, then the MPI query") {
@@ -38,7 +40,7 @@ TEST_CASE("GPU awareness: environment, then build default, then the MPI query") 
   }
   SUBCASE("a bad environment value is an error naming it") {
     CHECK_THROWS_WITH_AS(baton::decide_gpu_awareness("yes", "AUTO", "cuda", cuda_yes),
-                         doctest::Contains("BATON_GPU_AWARE must be 0 or 1, not 'yes'"),
+                         "baton::decide_gpu_awareness: BATON_GPU_AWARE must be 0 or 1, not 'yes'",
                          baton::Error);
   }
   SUBCASE("the build default applies when the environment is silent") {

@@ -75,7 +75,8 @@ void check_trailing_byte_throws(const T& value) {
   std::vector<std::byte> bytes = baton::encode_object(value);
   bytes.push_back(std::byte{0x5a});
   CHECK_THROWS_WITH_AS((void)baton::decode_object<T>(bytes.data(), bytes.size()),
-                       doctest::Contains("baton: 1 trailing bytes after the object"), baton::Error);
+                       doctest::Contains("baton::ByteReader: 1 trailing bytes after the object"),
+                       baton::Error);
 }
 
 std::vector<std::byte> u64(std::uint64_t v) {
@@ -130,16 +131,21 @@ TEST_CASE("trivially copyable values are their raw bytes") {
   const auto four = baton::encode_object(std::int32_t{5});
   CHECK_THROWS_WITH_AS(
       (void)baton::decode_object<double>(four.data(), four.size()),
-      doctest::Contains("baton: object message truncated: need 8 bytes at offset 0, 4 left"),
+      doctest::Contains(
+          "baton::ByteReader: object message truncated: need 8 bytes at offset 0, 4 left"),
       baton::Error);
   CHECK_THROWS_WITH_AS((void)baton::decode_object<std::int16_t>(four.data(), four.size()),
-                       doctest::Contains("baton: 2 trailing bytes after the object"), baton::Error);
+                       doctest::Contains("baton::ByteReader: 2 trailing bytes after the object"),
+                       baton::Error);
 }
 
 TEST_CASE("a bool must be 0 or 1") {
   const std::byte two{2};
-  CHECK_THROWS_WITH_AS((void)baton::decode_object<bool>(&two, 1),
-                       doctest::Contains("neither 0 nor 1 (byte 2"), baton::Error);
+  CHECK_THROWS_WITH_AS(
+      (void)baton::decode_object<bool>(&two, 1),
+      doctest::Contains(
+          "baton::Serializer: object message holds a bool that is neither 0 nor 1 (byte 2"),
+      baton::Error);
   std::vector<std::byte> bools = baton::encode_object(std::vector<bool>{true, false, true});
   CHECK(bools.size() == 8 + 3);
   bools[9] = std::byte{7};
@@ -218,7 +224,8 @@ TEST_CASE("trailing bytes are detected") {
   bytes.resize(bytes.size() + 5);
   CHECK_THROWS_WITH_AS(
       (void)baton::decode_object<std::string>(bytes.data(), bytes.size()),
-      doctest::Contains("baton: 5 trailing bytes after the object (at offset 11 of 16)"),
+      doctest::Contains(
+          "baton::ByteReader: 5 trailing bytes after the object (at offset 11 of 16)"),
       baton::Error);
 }
 
@@ -226,12 +233,11 @@ TEST_CASE("a hostile length is rejected before anything is allocated") {
   // 2^60 elements: allocating would throw std::length_error or std::bad_alloc, not baton::Error.
   std::vector<std::byte> bytes = u64(std::uint64_t(1) << 60);
   bytes.resize(bytes.size() + 16);
-  CHECK_THROWS_WITH_AS(
-      (void)baton::decode_object<std::vector<double>>(bytes.data(), bytes.size()),
-      doctest::Contains(
-          "baton: object message truncated: 1152921504606846976 elements of at least 8 bytes "
-          "declared at offset 0, 16 bytes left"),
-      baton::Error);
+  CHECK_THROWS_WITH_AS((void)baton::decode_object<std::vector<double>>(bytes.data(), bytes.size()),
+                       doctest::Contains("baton::ByteReader: object message truncated: "
+                                         "1152921504606846976 elements of at least 8 bytes "
+                                         "declared at offset 0, 16 bytes left"),
+                       baton::Error);
   CHECK_THROWS_AS((void)baton::decode_object<std::string>(bytes.data(), bytes.size()),
                   baton::Error);
   CHECK_THROWS_WITH_AS(
@@ -270,7 +276,8 @@ TEST_CASE("ByteReader reports where it ran out") {
   CHECK(r.remaining() == 1);
   CHECK_THROWS_WITH_AS(
       (void)r.read<std::uint32_t>(),
-      doctest::Contains("baton: object message truncated: need 4 bytes at offset 2, 1 left"),
+      doctest::Contains(
+          "baton::ByteReader: object message truncated: need 4 bytes at offset 2, 1 left"),
       baton::Error);
   CHECK(r.offset() == 2);  // a failed read consumes nothing
   CHECK_THROWS_AS(r.expect_end(), baton::Error);
@@ -287,7 +294,8 @@ TEST_CASE("a vector refuses elements that encode below their min_size") {
   (void)baton::decode_object<Nothing>(nullptr, 0);
   CHECK_THROWS_WITH_AS(
       (void)baton::encode_object(std::vector<Nothing>(2)),
-      doctest::Contains("encoded to 0 bytes, fewer than its Serializer's min_size (1)"),
+      doctest::Contains("baton::Serializer: an element of a std::vector encoded to 0 bytes, fewer "
+                        "than its Serializer's min_size (1)"),
       baton::Error);
   CHECK(baton::encode_object(std::vector<Tagged>{Tagged{""}}).size() == 16);
 }

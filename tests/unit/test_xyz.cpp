@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -128,10 +129,36 @@ TEST_CASE("files round-trip and name the path on failure") {
   std::remove(path.c_str());
   REQUIRE(back.size() == 1);
   CHECK(same_bits(back[0].positions, awkward_system().positions));
-  CHECK_THROWS_WITH_AS(baton::dynamics::read_xyz_file("no/such/dir/in.xyz"),
-                       doctest::Contains("no/such/dir/in.xyz"), baton::Error);
-  CHECK_THROWS_WITH_AS(baton::dynamics::write_xyz_file("no/such/dir/out.xyz", {}),
-                       doctest::Contains("no/such/dir/out.xyz"), baton::Error);
+  CHECK_THROWS_WITH_AS(
+      baton::dynamics::read_xyz_file("no/such/dir/in.xyz"),
+      "baton::dynamics::read_xyz_file: cannot open 'no/such/dir/in.xyz' for reading", baton::Error);
+  CHECK_THROWS_WITH_AS(
+      baton::dynamics::write_xyz_file("no/such/dir/out.xyz", {}),
+      "baton::dynamics::write_xyz_file: cannot open 'no/such/dir/out.xyz' for writing",
+      baton::Error);
+}
+
+TEST_CASE("file errors name the function and the path") {
+  const std::string path = "baton_test_xyz_errors.xyz";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "1\n\nAr 0 x 0\n";
+  }
+  CHECK_THROWS_WITH_AS(baton::dynamics::read_xyz_file(path),
+                       ("baton::dynamics::read_xyz_file: " + path +
+                        ":3: expected 3 numbers for pos, got 'x' in column 3")
+                           .c_str(),
+                       baton::Error);
+  HostSystem s;
+  s.id = 9;
+  s.species = {"Ar", "Ar"};
+  s.positions = {0, 0, 0};
+  CHECK_THROWS_WITH_AS(
+      baton::dynamics::write_xyz_file(path, {s}),
+      ("baton::dynamics::write_xyz_file: " + path + ": system 9 has 3 position values for 2 atoms")
+          .c_str(),
+      baton::Error);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("an ASE-style file with extra columns and keys") {
@@ -234,7 +261,7 @@ TEST_CASE("every malformed input names its line") {
     const std::string& text = one.first;  // CAPTURE makes a lambda: no structured binding
     CAPTURE(text);
     const std::string message = error_of(text);
-    CHECK_MESSAGE(starts_with(message, one.second), message);
+    CHECK_MESSAGE(starts_with(message, "baton::dynamics::read_xyz: " + one.second), message);
   }
 }
 
@@ -243,16 +270,26 @@ TEST_CASE("the writer rejects inconsistent systems") {
   s.id = 9;
   s.species = {"Ar", "Ar"};
   s.positions = {0, 0, 0};
-  CHECK_THROWS_WITH_AS(write_text({s}), doctest::Contains("system 9"), baton::Error);
+  CHECK_THROWS_WITH_AS(write_text({s}),
+                       "baton::dynamics::write_xyz: system 9 has 3 position values for 2 atoms",
+                       baton::Error);
   s.positions = {0, 0, 0, 1, 1, 1};
   s.velocities = {0};
-  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  CHECK_THROWS_WITH_AS(write_text({s}),
+                       "baton::dynamics::write_xyz: system 9 has 1 velocity values for 2 atoms",
+                       baton::Error);
   s.velocities.clear();
   s.masses = {1, -1};
-  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  CHECK_THROWS_WITH_AS(write_text({s}),
+                       "baton::dynamics::write_xyz: system 9 has a mass that is not positive and "
+                       "finite",
+                       baton::Error);
   s.masses.clear();
   s.species[1] = "A r";
-  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  CHECK_THROWS_WITH_AS(write_text({s}),
+                       "baton::dynamics::write_xyz: system 9 has a species label that is empty or "
+                       "contains spaces",
+                       baton::Error);
   s.species[1] = "";
   CHECK_THROWS_AS(write_text({s}), baton::Error);
 }

@@ -28,7 +28,7 @@ std::uint64_t get_uint(const std::byte* in, int bytes) {
 }
 
 [[noreturn]] void fail(const std::string& what) {
-  throw Error("baton: bad View bundle message: " + what);
+  throw Error("baton::decode_bundle: bad View bundle message: " + what);
 }
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
@@ -52,7 +53,9 @@ class ViewBundle {
     static_assert(detail::left_or_right_v<V>,
                   "ViewBundle::get allocates LayoutLeft or LayoutRight Views");
     const Entry& entry = at(name);
-    detail::check_allocatable<V>(entry.envelope, "baton::ViewBundle::get('" + name + "')");
+    detail::check_allocatable<V>(entry.envelope, [&name] {
+      return std::pair<std::string, std::string>("baton::ViewBundle::get", "entry '" + name + "'");
+    });
     V v = detail::allocate_like<V>(entry.envelope, name);
     detail::copy_from_host(v, reinterpret_cast<const detail::value_t<V>*>(entry.data.data()),
                            entry.envelope.layout);

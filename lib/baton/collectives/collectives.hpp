@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "baton/collectives/mpi_type.hpp"
@@ -434,8 +435,9 @@ V broadcast_view(const Communicator& comm, const V& v, int root,
   if (!is_root) {
     try {
       const ViewEnvelope sent = decode_envelope_header(header.data());
-      detail::check_allocatable<V>(sent,
-                                   std::string(op_name) + " (root " + std::to_string(root) + ")");
+      detail::check_allocatable<V>(sent, [root, op_name] {
+        return std::pair<std::string, std::string>(op_name, "root " + std::to_string(root));
+      });
       result = detail::allocate_like<V>(sent, label);
     } catch (const Error& error) {
       ok = 0;

@@ -93,6 +93,7 @@ double unit(std::uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
+// `what` starts with the public name that checks, "baton::dynamics::<function or class>".
 void check_size(int n_atoms, const char* what) {
   if (n_atoms < 1 || n_atoms > max_cluster_atoms)
     throw Error(std::string(what) + ": a cluster needs 1 to " + std::to_string(max_cluster_atoms) +
@@ -112,8 +113,8 @@ void check_amplitude(double value, const char* what) {
 }  // namespace
 
 std::vector<double> mackay_icosahedron(int n_atoms, double nn_distance) {
-  check_size(n_atoms, "mackay_icosahedron");
-  check_positive(nn_distance, "mackay_icosahedron: nn_distance");
+  check_size(n_atoms, "baton::dynamics::mackay_icosahedron");
+  check_positive(nn_distance, "baton::dynamics::mackay_icosahedron: nn_distance");
   static const Topology t;
   const Vec zero{};
   std::vector<double> xyz = {0.0, 0.0, 0.0};
@@ -135,7 +136,7 @@ std::vector<double> mackay_icosahedron(int n_atoms, double nn_distance) {
 
 HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed, double amplitude,
                              double nn_distance) {
-  check_amplitude(amplitude, "perturbed_cluster: amplitude");
+  check_amplitude(amplitude, "baton::dynamics::perturbed_cluster: amplitude");
   HostSystem system;
   system.id = id;
   system.positions = mackay_icosahedron(n_atoms, nn_distance);
@@ -149,13 +150,14 @@ HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed, d
 
 std::vector<HostSystem> generate_clusters(const ClusterSpec& spec) {
   if (spec.count < 0)
-    throw Error("ClusterSpec: count must be >= 0, got " + std::to_string(spec.count));
+    throw Error("baton::dynamics::ClusterSpec: count must be >= 0, got " +
+                std::to_string(spec.count));
   if (spec.sizes.empty())
-    throw Error("ClusterSpec: sizes must not be empty");
+    throw Error("baton::dynamics::ClusterSpec: sizes must not be empty");
   for (const int size : spec.sizes)
-    check_size(size, "ClusterSpec: sizes");
-  check_amplitude(spec.amplitude, "ClusterSpec: amplitude");
-  check_positive(spec.nn_distance, "ClusterSpec: nn_distance");
+    check_size(size, "baton::dynamics::ClusterSpec: sizes");
+  check_amplitude(spec.amplitude, "baton::dynamics::ClusterSpec: amplitude");
+  check_positive(spec.nn_distance, "baton::dynamics::ClusterSpec: nn_distance");
   std::vector<HostSystem> systems;
   systems.reserve(static_cast<std::size_t>(spec.count));
   for (int i = 0; i < spec.count; ++i) {

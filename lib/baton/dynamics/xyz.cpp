@@ -84,10 +84,12 @@ std::string excerpt(std::string_view s) {
   return "'" + std::string(s.substr(0, shown)) + (s.size() > shown ? "...'" : "'");
 }
 
-// Lines of the input, numbered from 1, with a trailing '\r' removed.
+// Lines of the input, numbered from 1, with a trailing '\r' removed. Errors read
+// "<who>: <source>:<line>: <what>", who being the public function that reads.
 class LineReader {
  public:
-  LineReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {}
+  LineReader(std::istream& in, std::string source, const char* who)
+      : in_(in), source_(std::move(source)), who_(who) {}
 
   bool next() {
     if (!std::getline(in_, line_)) {
@@ -104,13 +106,14 @@ class LineReader {
   std::size_t number() const noexcept { return number_; }
 
   [[noreturn]] void fail(std::size_t line, const std::string& what) const {
-    throw Error(source_ + ":" + std::to_string(line) + ": " + what);
+    throw Error(std::string(who_) + ": " + source_ + ":" + std::to_string(line) + ": " + what);
   }
   [[noreturn]] void fail(const std::string& what) const { fail(number_, what); }
 
  private:
   std::istream& in_;
   std::string source_;
+  const char* who_;
   std::string line_;
   std::size_t number_ = 0;
 };
@@ -343,27 +346,30 @@ void append_integer(std::string& out, std::int64_t v) {
   out.append(buffer, result.ptr);
 }
 
-std::string system_name(const HostSystem& s) {
-  return "write_xyz: system " + std::to_string(s.id);
+// "<who>: system <id>", who being "baton::dynamics::write_xyz" or, for a file,
+// "baton::dynamics::write_xyz_file: <path>".
+std::string system_name(const std::string& who, const HostSystem& s) {
+  return who + ": system " + std::to_string(s.id);
 }
 
-void check_writable(const HostSystem& s) {
+void check_writable(const std::string& who, const HostSystem& s) {
+  const std::string name = system_name(who, s);
   const std::size_t n = s.size();
   if (s.positions.size() != 3 * n)
-    throw Error(system_name(s) + " has " + std::to_string(s.positions.size()) +
-                " position values for " + std::to_string(n) + " atoms");
+    throw Error(name + " has " + std::to_string(s.positions.size()) + " position values for " +
+                std::to_string(n) + " atoms");
   if (!s.velocities.empty() && s.velocities.size() != 3 * n)
-    throw Error(system_name(s) + " has " + std::to_string(s.velocities.size()) +
-                " velocity values for " + std::to_string(n) + " atoms");
+    throw Error(name + " has " + std::to_string(s.velocities.size()) + " velocity values for " +
+                std::to_string(n) + " atoms");
   if (!s.masses.empty() && s.masses.size() != n)
-    throw Error(system_name(s) + " has " + std::to_string(s.masses.size()) + " masses for " +
+    throw Error(name + " has " + std::to_string(s.masses.size()) + " masses for " +
                 std::to_string(n) + " atoms");
   for (const double m : s.masses)
     if (!(m > 0) || !std::isfinite(m))
-      throw Error(system_name(s) + " has a mass that is not positive and finite");
+      throw Error(name + " has a mass that is not positive and finite");
   for (const std::string& label : s.species)
     if (label.empty() || std::any_of(label.begin(), label.end(), is_space))
-      throw Error(system_name(s) + " has a species label that is empty or contains spaces");
+      throw Error(name + " has a species label that is empty or contains spaces");
 }
 
 void append_frame(std::string& out, const HostSystem& s, const std::vector<std::string>& stages) {
@@ -408,10 +414,9 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
   }
 }
 
-}  // namespace
-
-std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_name) {
-  LineReader reader(in, source_name);
+std::vector<HostSystem> read_frames(std::istream& in, const std::string& source_name,
+                                    const char* who) {
+  LineReader reader(in, source_name, who);
   std::vector<HostSystem> systems;
   std::unordered_map<std::int64_t, std::size_t> id_line;  // id -> line of its comment
   while (reader.next()) {
@@ -443,11 +448,30 @@ std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_nam
   return systems;
 }
 
+void write_frames(std::ostream& out, const std::vector<HostSystem>& systems,
+                  const std::vector<std::string>& stage_names, const std::string& who) {
+  std::string frame;
+  for (const HostSystem& s : systems) {
+    check_writable(who, s);
+    frame.clear();
+    append_frame(frame, s, stage_names);
+    out.write(frame.data(), static_cast<std::streamsize>(frame.size()));
+    if (!out)
+      throw Error(system_name(who, s) + ": the output stream failed");
+  }
+}
+
+}  // namespace
+
+std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_name) {
+  return read_frames(in, source_name, "baton::dynamics::read_xyz");
+}
+
 std::vector<HostSystem> read_xyz_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error("read_xyz_file: cannot open '" + path + "' for reading");
-  return read_xyz(in, path);
+    throw Error("baton::dynamics::read_xyz_file: cannot open '" + path + "' for reading");
+  return read_frames(in, path, "baton::dynamics::read_xyz_file");
 }
 
 std::vector<std::string> xyz_step_keys(const std::vector<std::string>& stage_names,
@@ -470,30 +494,18 @@ std::vector<std::string> xyz_step_keys(const std::vector<std::string>& stage_nam
 
 void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
                const std::vector<std::string>& stage_names) {
-  std::string frame;
-  for (const HostSystem& s : systems) {
-    check_writable(s);
-    frame.clear();
-    append_frame(frame, s, stage_names);
-    out.write(frame.data(), static_cast<std::streamsize>(frame.size()));
-    if (!out)
-      throw Error(system_name(s) + ": the output stream failed");
-  }
+  write_frames(out, systems, stage_names, "baton::dynamics::write_xyz");
 }
 
 void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
                     const std::vector<std::string>& stage_names) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out)
-    throw Error("write_xyz_file: cannot open '" + path + "' for writing");
-  try {
-    write_xyz(out, systems, stage_names);
-  } catch (const Error& e) {
-    throw Error("write_xyz_file '" + path + "': " + e.what());
-  }
+    throw Error("baton::dynamics::write_xyz_file: cannot open '" + path + "' for writing");
+  write_frames(out, systems, stage_names, "baton::dynamics::write_xyz_file: " + path);
   out.close();
   if (!out)
-    throw Error("write_xyz_file: writing '" + path + "' failed");
+    throw Error("baton::dynamics::write_xyz_file: writing '" + path + "' failed");
 }
 
 }  // namespace baton::dynamics

@@ -18,11 +18,13 @@ inline constexpr std::size_t max_xyz_atoms = 100000000;
 /// Reads every frame of an (extended) XYZ stream. A frame's `system_id` comment key becomes its id
 /// (absent: the frame's index in the file); `energy` and `fmax` are read when present, and the
 /// `steps_*` keys become stage_steps in the order they appear. Throws baton::Error for bad input,
-/// with a message "<source_name>:<line>: <what is wrong>" (lines count from 1).
+/// with a message "baton::dynamics::read_xyz: <source_name>:<line>: <what is wrong>" (lines count
+/// from 1).
 std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_name = "<stream>");
 
-/// read_xyz() on the file at `path` (named by `path` in messages); throws baton::Error if the file
-/// cannot be opened.
+/// read_xyz() on the file at `path`; its messages read
+/// "baton::dynamics::read_xyz_file: <path>:<line>: <what is wrong>". Throws baton::Error if the
+/// file cannot be opened.
 std::vector<HostSystem> read_xyz_file(const std::string& path);
 
 /// Writes one extended-XYZ frame per system, numbers in shortest round-trip form (write then read
@@ -32,7 +34,8 @@ std::vector<HostSystem> read_xyz_file(const std::string& path);
 void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
                const std::vector<std::string>& stage_names = {});
 
-/// write_xyz() into a new file at `path`; throws baton::Error naming `path` on failure.
+/// write_xyz() into a new file at `path`; throws baton::Error naming `path` on failure
+/// ("baton::dynamics::write_xyz_file: <path>: system <id> has ...").
 void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
                     const std::vector<std::string>& stage_names = {});
 

@@ -88,13 +88,15 @@ RankPlan plan_ranks(int world, const std::vector<double>& costs,
                     const std::vector<int>& ranks_per_stage) {
   const int k = static_cast<int>(costs.size());
   if (k == 0)
-    throw Error("baton::pipeline: a pipeline needs at least one stage");
+    throw Error("baton::pipeline::plan_ranks: a pipeline needs at least one stage");
   if (world < 1)
-    throw Error("baton::pipeline: world size " + std::to_string(world) + " is not a rank count");
+    throw Error("baton::pipeline::plan_ranks: world size " + std::to_string(world) +
+                " is not a rank count");
   for (int s = 0; s < k; ++s)
     if (!(costs[static_cast<std::size_t>(s)] > 0.0))
-      throw Error("baton::pipeline: stage " + std::to_string(s) + " has cost estimate " +
-                  std::to_string(costs[static_cast<std::size_t>(s)]) + "; it must be > 0");
+      throw Error("baton::pipeline::plan_ranks: stage " + std::to_string(s) +
+                  " has cost estimate " + std::to_string(costs[static_cast<std::size_t>(s)]) +
+                  "; it must be > 0");
   RankPlan plan;
   std::vector<int> replicas;
   if (!ranks_per_stage.empty()) {
@@ -102,8 +104,9 @@ RankPlan plan_ranks(int world, const std::vector<double>& costs,
     const bool positive =
         std::all_of(ranks_per_stage.begin(), ranks_per_stage.end(), [](int r) { return r >= 1; });
     if (static_cast<int>(ranks_per_stage.size()) != k || !positive || sum != world)
-      throw Error("baton::pipeline: ranks per stage '" + list(ranks_per_stage) + "' must give " +
-                  std::to_string(k) + " counts >= 1, one per stage, adding up to the world size " +
+      throw Error("baton::pipeline::plan_ranks: ranks per stage '" + list(ranks_per_stage) +
+                  "' must give " + std::to_string(k) +
+                  " counts >= 1, one per stage, adding up to the world size " +
                   std::to_string(world));
     for (int s = 0; s < k; ++s)
       plan.segments.push_back({s, s, {}});

@@ -12,7 +12,7 @@ CommMode parse_comm_mode(const std::string& text) {
     return CommMode::async_recv;
   if (text == "fully_async" || text == "fully-async")
     return CommMode::fully_async;
-  throw Error("baton::pipeline: unknown communication mode '" + text +
+  throw Error("baton::pipeline::parse_comm_mode: unknown communication mode '" + text +
               "' (choose sync, async_recv or fully_async)");
 }
 

@@ -38,13 +38,14 @@ GpuAwareness decide_gpu_awareness(const char* env_value, const std::string& buil
     const std::string value(env_value);
     if (value == "0" || value == "1")
       return {value == "1", "BATON_GPU_AWARE"};
-    throw Error("BATON_GPU_AWARE must be 0 or 1, not '" + value + "'");
+    throw Error("baton::decide_gpu_awareness: BATON_GPU_AWARE must be 0 or 1, not '" + value + "'");
   }
   if (build_default == "ON" || build_default == "OFF") {
     return {build_default == "ON", "BATON_GPU_AWARE_MPI=" + build_default};
   }
   if (build_default != "AUTO") {
-    throw Error("BATON_GPU_AWARE_MPI must be AUTO, ON or OFF, not '" + build_default + "'");
+    throw Error("baton::decide_gpu_awareness: BATON_GPU_AWARE_MPI must be AUTO, ON or OFF, not '" +
+                build_default + "'");
   }
   if (device_backend.empty())
     return {false, "no GPU backend in Kokkos"};

@@ -30,8 +30,8 @@ ThreadLevel parse_thread_level(const char* name) {
     if (name != nullptr && std::strcmp(name, to_string(level)) == 0)
       return level;
   }
-  throw Error(std::string("unknown MPI thread level '") + (name ? name : "") +
-              "' (expected single, funneled, serialized or multiple)");
+  throw Error(std::string("baton::parse_thread_level: unknown MPI thread level '") +
+              (name ? name : "") + "' (expected single, funneled, serialized or multiple)");
 }
 
 namespace {

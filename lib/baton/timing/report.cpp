@@ -42,9 +42,10 @@ std::string quoted(const std::string& step) {
   return "'" + step + "'";
 }
 
-void validate_step(int rank, const StepRecord& step) {
+// `who` is the public function that checks the records ("baton::time_info", ...).
+void validate_step(const char* who, int rank, const StepRecord& step) {
   const std::string where =
-      "timing records: rank " + std::to_string(rank) + ", step " + quoted(step.name);
+      std::string(who) + ": rank " + std::to_string(rank) + ", step " + quoted(step.name);
   if (step.starts.size() != step.durations.size())
     throw Error(where + ": " + std::to_string(step.starts.size()) + " starts but " +
                 std::to_string(step.durations.size()) + " durations");
@@ -59,12 +60,12 @@ void validate_step(int rank, const StepRecord& step) {
   }
 }
 
-Index build_index(const std::vector<RankRecord>& records) {
+Index build_index(const std::vector<RankRecord>& records, const char* who) {
   std::vector<const RankRecord*> sorted;
   sorted.reserve(records.size());
   for (const RankRecord& r : records) {
     if (r.rank < 0)
-      throw Error("timing records: negative rank " + std::to_string(r.rank));
+      throw Error(std::string(who) + ": negative rank " + std::to_string(r.rank));
     sorted.push_back(&r);
   }
   std::stable_sort(sorted.begin(), sorted.end(),
@@ -73,10 +74,10 @@ Index build_index(const std::vector<RankRecord>& records) {
   std::map<std::string, std::size_t> position;
   for (const RankRecord* r : sorted) {
     if (!index.all_ranks.empty() && index.all_ranks.back() == r->rank)
-      throw Error("timing records: rank " + std::to_string(r->rank) + " appears twice");
+      throw Error(std::string(who) + ": rank " + std::to_string(r->rank) + " appears twice");
     index.all_ranks.push_back(r->rank);
     for (const StepRecord& step : r->steps) {
-      validate_step(r->rank, step);
+      validate_step(who, r->rank, step);
       auto found = position.find(step.name);
       if (found == position.end()) {
         found = position.emplace(step.name, index.steps.size()).first;
@@ -84,7 +85,7 @@ Index build_index(const std::vector<RankRecord>& records) {
       }
       StepIndex& s = index.steps[found->second];
       if (s.last_rank == r->rank)
-        throw Error("timing records: rank " + std::to_string(r->rank) + " recorded step " +
+        throw Error(std::string(who) + ": rank " + std::to_string(r->rank) + " recorded step " +
                     quoted(step.name) + " twice");
       s.last_rank = r->rank;
       if (step.durations.empty())
@@ -351,18 +352,20 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-void write_file(const std::string& path, const std::string& text, const char* what) {
+// `who` is the public writer ("baton::write_json", ...), `what` the kind of file it writes.
+void write_file(const char* who, const std::string& path, const std::string& text,
+                const char* what) {
   errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
     const int error = errno;
-    throw Error(std::string("cannot open '") + path + "' to write the " + what +
+    throw Error(std::string(who) + ": cannot open '" + path + "' to write the " + what +
                 (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
   }
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
   if (!out)
-    throw Error(std::string("cannot write the ") + what + " to '" + path + "'");
+    throw Error(std::string(who) + ": cannot write the " + what + " to '" + path + "'");
 }
 
 std::string imbalance_json(const StepImbalance& s, const std::string& indent) {
@@ -386,7 +389,7 @@ std::string csv_row(const StepImbalance& s) {
 // Reports
 
 TimeInfo time_info(const std::vector<RankRecord>& records) {
-  const Index index = build_index(records);
+  const Index index = build_index(records, "baton::time_info");
   TimeInfo info;
   if (records.empty())
     info.warnings.push_back("no timing records");
@@ -426,7 +429,7 @@ TimeInfo time_info(const std::vector<RankRecord>& records) {
 }
 
 LoadImbalance load_imbalance(const std::vector<RankRecord>& records) {
-  const Index index = build_index(records);
+  const Index index = build_index(records, "baton::load_imbalance");
   LoadImbalance report;
   report.overall.step = "overall";
   if (records.empty())
@@ -580,7 +583,7 @@ void write_json(const std::string& path, const TimeInfo& info, const LoadImbalan
   for (std::size_t k = 0; k < warnings.size(); ++k)
     out += (k ? ",\n    " : "\n    ") + json_string(warnings[k]);
   out += warnings.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  write_file(path, out, "timing report (JSON)");
+  write_file("baton::write_json", path, out, "timing report (JSON)");
 }
 
 void write_csv(const std::string& path, const LoadImbalance& imbalance) {
@@ -589,11 +592,11 @@ void write_csv(const std::string& path, const LoadImbalance& imbalance) {
   for (const StepImbalance& s : imbalance.steps)
     out += csv_row(s);
   out += csv_row(imbalance.overall);
-  write_file(path, out, "load imbalance (CSV)");
+  write_file("baton::write_csv", path, out, "load imbalance (CSV)");
 }
 
 void write_chrome_trace(const std::string& path, const std::vector<RankRecord>& records) {
-  const Index index = build_index(records);  // validates
+  const Index index = build_index(records, "baton::write_chrome_trace");  // validates
   double earliest = 0;
   for (const RankRecord& r : records) {
     for (const StepRecord& s : r.steps) {
@@ -630,7 +633,7 @@ void write_chrome_trace(const std::string& path, const std::vector<RankRecord>& 
     }
   }
   out += "\n],\n\"displayTimeUnit\": \"ms\"}\n";
-  write_file(path, out, "Chrome trace");
+  write_file("baton::write_chrome_trace", path, out, "Chrome trace");
 }
 
 }  // namespace baton

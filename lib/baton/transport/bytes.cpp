@@ -30,13 +30,13 @@ void require_comm(const Communicator& comm, const char* operation) {
     throw Error(std::string(operation) + ": the communicator is null");
 }
 
-MessageInfo info_from(const Communicator& comm, const MPI_Status& status) {
+MessageInfo info_from(const Communicator& comm, const MPI_Status& status, const char* operation) {
   MPI_Count count = 0;
   check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), "MPI_Get_elements_x", comm.raw());
   if (count == MPI_UNDEFINED || count < 0) {
-    throw Error("baton: the size of a message from source " + std::to_string(status.MPI_SOURCE) +
-                " with tag " + std::to_string(status.MPI_TAG) + " is not a whole number of bytes" +
-                where(comm));
+    throw Error(std::string(operation) + ": the size of the message from source " +
+                std::to_string(status.MPI_SOURCE) + " with tag " + std::to_string(status.MPI_TAG) +
+                " is not a whole number of bytes" + where(comm));
   }
   return MessageInfo{status.MPI_SOURCE, status.MPI_TAG, static_cast<std::size_t>(count)};
 }
@@ -81,7 +81,7 @@ Matched mprobe(const Communicator& comm, int source, int tag, const char* operat
   MPI_Status status;
   check_mpi(MPI_Mprobe(source, tag, comm.raw(), &matched.handle, &status), "MPI_Mprobe",
             comm.raw());
-  matched.info = info_from(comm, status);
+  matched.info = info_from(comm, status, operation);
   return matched;
 }
 
@@ -96,7 +96,7 @@ std::optional<Matched> improbe(const Communicator& comm, int source, int tag,
             comm.raw());
   if (!found)
     return std::nullopt;
-  matched.info = info_from(comm, status);
+  matched.info = info_from(comm, status, operation);
   return matched;
 }
 
@@ -147,7 +147,7 @@ MessageInfo probe(const Communicator& comm, int source, int tag) {
   check_tag(comm, tag, "baton::probe", true);
   MPI_Status status;
   check_mpi(MPI_Probe(source, tag, comm.raw(), &status), "MPI_Probe", comm.raw());
-  return info_from(comm, status);
+  return info_from(comm, status, "baton::probe");
 }
 
 std::optional<MessageInfo> iprobe(const Communicator& comm, int source, int tag) {
@@ -158,7 +158,7 @@ std::optional<MessageInfo> iprobe(const Communicator& comm, int source, int tag)
   check_mpi(MPI_Iprobe(source, tag, comm.raw(), &found, &status), "MPI_Iprobe", comm.raw());
   if (!found)
     return std::nullopt;
-  return info_from(comm, status);
+  return info_from(comm, status, "baton::iprobe");
 }
 
 // --- SendHandle ----------------------------------------------------------------------------------

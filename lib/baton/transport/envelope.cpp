@@ -146,7 +146,7 @@ std::array<std::byte, ViewEnvelope::split_wire_size> encode_split_envelope(
 namespace {
 ViewEnvelope decode(const std::byte* message, std::size_t message_size, bool check_data_size) {
   const auto fail = [](const std::string& what) {
-    throw Error("baton: bad View message: " + what);
+    throw Error("baton::decode_envelope: bad View message: " + what);
   };
   if (message_size < ViewEnvelope::wire_size) {
     fail(std::to_string(message_size) + " bytes, shorter than the " +

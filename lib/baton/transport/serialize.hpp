@@ -134,7 +134,7 @@ class ByteWriter {
 };
 
 /// Reads an encoding from untrusted bytes. Every read checks bounds and throws baton::Error
-/// ("baton: object message truncated: ...") instead of reading past the end.
+/// ("baton::ByteReader: object message truncated: ...") instead of reading past the end.
 class ByteReader {
  public:
   ByteReader(const std::byte* data, std::size_t size) noexcept : data_(data), size_(size) {}
@@ -169,7 +169,7 @@ class ByteReader {
     const std::uint64_t count = read_size();
     const std::size_t each = std::max<std::size_t>(min_bytes_each, 1);
     if (count > remaining() / each) {
-      throw Error("baton: object message truncated: " + std::to_string(count) +
+      throw Error("baton::ByteReader: object message truncated: " + std::to_string(count) +
                   " elements of at least " + std::to_string(each) + " bytes declared at offset " +
                   std::to_string(at) + ", " + std::to_string(remaining()) + " bytes left");
     }
@@ -181,10 +181,11 @@ class ByteReader {
     static_assert(is_serializable_v<T>, "no baton::Serializer for this type: specialize it");
     return Serializer<T>::read(*this);
   }
-  /// Throws baton::Error ("baton: N trailing bytes after the object") unless everything was read.
+  /// Throws baton::Error ("baton::ByteReader: N trailing bytes after the object") unless everything
+  /// was read.
   void expect_end() const {
     if (remaining() != 0) {
-      throw Error("baton: " + std::to_string(remaining()) +
+      throw Error("baton::ByteReader: " + std::to_string(remaining()) +
                   " trailing bytes after the object (at offset " + std::to_string(offset_) +
                   " of " + std::to_string(size_) + ")");
     }
@@ -216,7 +217,7 @@ class ByteReader {
  private:
   void require(std::size_t size) const {
     if (size > remaining()) {
-      throw Error("baton: object message truncated: need " + std::to_string(size) +
+      throw Error("baton::ByteReader: object message truncated: need " + std::to_string(size) +
                   " bytes at offset " + std::to_string(offset_) + ", " +
                   std::to_string(remaining()) + " left");
     }
@@ -287,8 +288,9 @@ struct Serializer<T, std::enable_if_t<detail::is_raw_v<T>>> {
       const std::size_t at = in.offset();
       const auto byte = in.read<std::uint8_t>();
       if (byte > 1) {
-        throw Error("baton: object message holds a bool that is neither 0 nor 1 (byte " +
-                    std::to_string(byte) + " at offset " + std::to_string(at) + ")");
+        throw Error(
+            "baton::Serializer: object message holds a bool that is neither 0 nor 1 (byte " +
+            std::to_string(byte) + " at offset " + std::to_string(at) + ")");
       }
       return byte == 1;
     } else {
@@ -352,7 +354,7 @@ struct Serializer<std::vector<T>,
       const std::size_t before = out.size();
       Serializer<T>::write(out, element);
       if (out.size() - before < detail::min_size_v<T>) {
-        throw Error("baton: an element of a std::vector encoded to " +
+        throw Error("baton::Serializer: an element of a std::vector encoded to " +
                     std::to_string(out.size() - before) +
                     " bytes, fewer than its Serializer's min_size (" +
                     std::to_string(detail::min_size_v<T>) + "); it could not be decoded");

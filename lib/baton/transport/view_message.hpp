@@ -48,12 +48,13 @@ struct SmallMessage {
   const std::byte* payload() const noexcept { return storage + 8 + ViewEnvelope::wire_size; }
 };
 
-/// The error context of a receive, as a callable: the text is only built when an error is thrown.
+/// The error context of a receive, as a callable for error_text(): the text is only built when an
+/// error is thrown ("<operation>: <what> (message from source S with tag T, on rank R)").
 inline auto context(const char* operation, const MessageInfo& info, const Communicator& comm) {
   return [operation, info, &comm] {
-    return std::string(operation) + " (message from source " + std::to_string(info.source) +
-           " with tag " + std::to_string(info.tag) + ", on rank " + std::to_string(comm.rank()) +
-           ")";
+    return std::pair<std::string, std::string>(
+        operation, "message from source " + std::to_string(info.source) + " with tag " +
+                       std::to_string(info.tag) + ", on rank " + std::to_string(comm.rank()));
   };
 }
 
@@ -199,8 +200,8 @@ template <class Where>
 Matched match_split_data(const Communicator& comm, int source, const ViewEnvelope& e,
                          const Where& where) {
   if (comm.payload() == MPI_COMM_NULL) {
-    throw Error(text_of(where) +
-                ": a split View message arrived on a communicator without a payload communicator");
+    throw Error(error_text(
+        where, "a split View message arrived on a communicator without a payload communicator"));
   }
   Matched m;
   MPI_Status status;
@@ -229,9 +230,9 @@ void receive_split_data(const Communicator& comm, int source, const ViewEnvelope
   Matched data = match_split_data(comm, source, e, where);
   try {
     if (data.info.size != e.data_bytes()) {
-      throw Error(text_of(where) + ": the data of " + e.describe() + " is " +
-                  std::to_string(data.info.size) + " bytes, expected " +
-                  std::to_string(e.data_bytes()));
+      throw Error(error_text(where, "the data of " + e.describe() + " is " +
+                                        std::to_string(data.info.size) + " bytes, expected " +
+                                        std::to_string(e.data_bytes())));
     }
     check_matches(e, v, where);
   } catch (...) {

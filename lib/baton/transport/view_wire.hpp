@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "baton/runtime/error.hpp"
 #include "baton/transport/envelope.hpp"
@@ -182,13 +183,17 @@ void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
   }
 }
 
-/// Error context, built only when an error is thrown: a string, or a callable returning one.
+/// Error context, built only when an error is thrown: a string naming the operation
+/// ("baton::recv_into"), or a callable returning {operation, details}.
+/// The message reads "<operation>: <what>" or "<operation>: <what> (<details>)".
 template <class Where>
-std::string text_of(const Where& where) {
+std::string error_text(const Where& where, const std::string& what) {
   if constexpr (std::is_invocable_v<const Where&>) {
-    return where();
+    const std::pair<std::string, std::string> context = where();
+    return context.first + ": " + what +
+           (context.second.empty() ? std::string() : " (" + context.second + ")");
   } else {
-    return std::string(where);
+    return std::string(where) + ": " + what;
   }
 }
 
@@ -199,8 +204,8 @@ void check_matches(const ViewEnvelope& e, const V& v, const Where& where) {
   for (int d = 0; same && d < rank_v<V>; ++d)
     same = e.extents[d] == v.extent(d);
   if (!same) {
-    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View is " +
-                describe_view(v) + "; the message was consumed");
+    throw Error(error_text(where, "the message is " + e.describe() + ", the View is " +
+                                      describe_view(v) + "; the message was consumed"));
   }
 }
 
@@ -213,8 +218,8 @@ void check_allocatable(const ViewEnvelope& e, const Where& where) {
   if (!ok) {
     std::string want = std::string(to_string(value_type_of<value_t<V>>())) + " of rank " +
                        std::to_string(rank_v<V>);
-    throw Error(text_of(where) + ": the message is " + e.describe() + ", the View type wants " +
-                want + "; the message was consumed");
+    throw Error(error_text(where, "the message is " + e.describe() + ", the View type wants " +
+                                      want + "; the message was consumed"));
   }
 }
 

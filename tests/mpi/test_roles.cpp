@@ -98,9 +98,16 @@ TEST_CASE("timers gather to the root even when ranks timed different steps and i
   for (int i = 0; i <= world.rank(); ++i)
     timers.record("common", timers.origin() + i, 0.5 * (world.rank() + 1));
   if (world.rank() % 2 == 1) {
+    const double outer = baton::TimerRegistry::now();
     auto t = timers.scope("odd only");
-    CHECK(t.stop() >= 0);
-    CHECK(t.stop() == 0);  // stopping twice records once
+    const double inner = baton::TimerRegistry::now();
+    while (baton::TimerRegistry::now() - inner < 0.002) {
+    }
+    const double elapsed = t.stop();
+    const double end = baton::TimerRegistry::now();
+    CHECK(elapsed >= 0.002);        // it timed the wait above...
+    CHECK(elapsed <= end - outer);  // ...and nothing outside the scope
+    CHECK(t.stop() == 0);           // stopping twice records once
   }
   const int root = world.size() - 1;
   const auto records = baton::gather_records(world, timers, root);

@@ -638,40 +638,45 @@ TEST_CASE("malformed records throw baton::Error naming the rank and the step") {
   SUBCASE("starts and durations of different lengths") {
     records[1].steps[0].starts.pop_back();
     CHECK_THROWS_WITH_AS(baton::time_info(records),
-                         "timing records: rank 1, step 'a': 1 starts but 2 durations",
+                         "baton::time_info: rank 1, step 'a': 1 starts but 2 durations",
                          baton::Error);
-    CHECK_THROWS_AS(baton::load_imbalance(records), baton::Error);
+    CHECK_THROWS_WITH_AS(baton::load_imbalance(records),
+                         "baton::load_imbalance: rank 1, step 'a': 1 starts but 2 durations",
+                         baton::Error);
     TempDir dir;
-    CHECK_THROWS_AS(baton::write_chrome_trace(dir.file("t.json"), records), baton::Error);
+    CHECK_THROWS_WITH_AS(baton::write_chrome_trace(dir.file("t.json"), records),
+                         "baton::write_chrome_trace: rank 1, step 'a': 1 starts but 2 durations",
+                         baton::Error);
   }
   SUBCASE("a negative duration") {
     records[2].steps[0].durations[1] = -1;
     CHECK_THROWS_WITH_AS(baton::load_imbalance(records),
-                         "timing records: rank 2, step 'a', iteration 1: negative duration",
+                         "baton::load_imbalance: rank 2, step 'a', iteration 1: negative duration",
                          baton::Error);
   }
   SUBCASE("values that are not finite") {
     records[0].steps[0].durations[0] = std::numeric_limits<double>::quiet_NaN();
-    CHECK_THROWS_WITH_AS(baton::load_imbalance(records),
-                         doctest::Contains("rank 0, step 'a', iteration 0: duration is not finite"),
-                         baton::Error);
+    CHECK_THROWS_WITH_AS(
+        baton::load_imbalance(records),
+        "baton::load_imbalance: rank 0, step 'a', iteration 0: duration is not finite",
+        baton::Error);
     records = three_ranks();
     records[0].steps[0].starts[1] = std::numeric_limits<double>::infinity();
     CHECK_THROWS_WITH_AS(baton::time_info(records),
-                         doctest::Contains("rank 0, step 'a', iteration 1: start is not finite"),
+                         "baton::time_info: rank 0, step 'a', iteration 1: start is not finite",
                          baton::Error);
   }
   SUBCASE("a rank twice, a negative rank, a step twice on one rank") {
     records[2].rank = 0;
-    CHECK_THROWS_WITH_AS(baton::time_info(records), "timing records: rank 0 appears twice",
+    CHECK_THROWS_WITH_AS(baton::time_info(records), "baton::time_info: rank 0 appears twice",
                          baton::Error);
     records[2].rank = -1;
-    CHECK_THROWS_WITH_AS(baton::time_info(records), "timing records: negative rank -1",
+    CHECK_THROWS_WITH_AS(baton::time_info(records), "baton::time_info: negative rank -1",
                          baton::Error);
     records = three_ranks();
     records[1].steps.push_back(step("a", {1}));
     CHECK_THROWS_WITH_AS(baton::load_imbalance(records),
-                         "timing records: rank 1 recorded step 'a' twice", baton::Error);
+                         "baton::load_imbalance: rank 1 recorded step 'a' twice", baton::Error);
   }
 }
 
@@ -830,6 +835,12 @@ TEST_CASE("the Chrome trace has one X event per iteration and one named track pe
   const Json& events = json["traceEvents"];
   REQUIRE(events.kind == Json::array);
   int complete = 0;
+  double total_dur = 0;  // microseconds, over every X event
+  double expected_dur = 0;
+  for (const auto& r : records)
+    for (const auto& step : r.steps)
+      for (double d : step.durations)
+        expected_dur += d * 1e6;
   std::vector<std::string> tracks;
   bool found_io = false;
   for (const Json& e : events.items) {
@@ -837,7 +848,7 @@ TEST_CASE("the Chrome trace has one X event per iteration and one named track pe
     CHECK(e["pid"].value == 0);
     if (e["ph"].text == "X") {
       ++complete;
-      CHECK(e["dur"].value >= 0);
+      total_dur += e["dur"].value;
       if (e["name"].text == "io" && e["args"]["iteration"].value == 1) {
         found_io = true;
         CHECK(e["tid"].value == 1);
@@ -850,6 +861,8 @@ TEST_CASE("the Chrome trace has one X event per iteration and one named track pe
     }
   }
   CHECK(complete == 2 + 2 + 2 + 2);  // three ranks x 2 iterations of 'a', 2 of 'io'
+  CHECK(total_dur ==
+        doctest::Approx(expected_dur).epsilon(1e-12));  // every iteration, in microseconds
   CHECK(tracks == std::vector<std::string>{"rank 0", "rank 1", "rank 2", "rank 3"});
   CHECK(found_io);
 
@@ -874,9 +887,12 @@ TEST_CASE("writers throw baton::Error naming the path they cannot write") {
   const std::string path = "/nonexistent-baton-dir/sub/report.json";
   const auto ti = baton::time_info(three_ranks());
   const auto li = baton::load_imbalance(three_ranks());
-  CHECK_THROWS_WITH_AS(baton::write_json(path, ti, li), doctest::Contains(path.c_str()),
+  const auto names_path = [&path](const std::string& prefix) {
+    return doctest::Contains((prefix + "cannot open '" + path + "' to write the ").c_str());
+  };
+  CHECK_THROWS_WITH_AS(baton::write_json(path, ti, li), names_path("baton::write_json: "),
                        baton::Error);
-  CHECK_THROWS_WITH_AS(baton::write_csv(path, li), doctest::Contains(path.c_str()), baton::Error);
+  CHECK_THROWS_WITH_AS(baton::write_csv(path, li), names_path("baton::write_csv: "), baton::Error);
   CHECK_THROWS_WITH_AS(baton::write_chrome_trace(path, three_ranks()),
-                       doctest::Contains(path.c_str()), baton::Error);
+                       names_path("baton::write_chrome_trace: "), baton::Error);
 }

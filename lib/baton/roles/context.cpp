@@ -55,8 +55,10 @@ DistributedContext::DistributedContext(const Communicator& world, const ContextO
   if (role == Role::buffer)
     manager = me;
   service_ = world_.split(colour(manager >= 0, manager), role == Role::buffer ? world_.size() : me);
-  const bool discovers =
-      layout_.has_coordinator() && (role == Role::buffer || role == Role::coordinator);
+  // The ranks that score and find modes report to the coordinator: the buffer managers, or the
+  // agents themselves when there are no buffers.
+  const Role scorer = layout_.buffer_count() > 0 ? Role::buffer : Role::agent;
+  const bool discovers = layout_.has_coordinator() && (role == scorer || role == Role::coordinator);
   discovery_ = world_.split(colour(discovers), me);
 }
 

@@ -13,6 +13,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/BatonConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/share/cmake/BatonKokkosFixup.cmake
   ${PROJECT_SOURCE_DIR}/share/cmake/BatonTesting.cmake
+  ${PROJECT_SOURCE_DIR}/share/cmake/BatonCheckRun.cmake
   DESTINATION ${BATON_CMAKE_DIR})
 
 # pkg-config, for Makefile users who compile with mpicxx (MPI flags come from the wrapper).

@@ -1,12 +1,17 @@
-# baton_add_mpi_test(NAME name TARGET target RANKS 1 2 3 4 [ARGS ...] [TIMEOUT s] [LABELS ...])
+# baton_add_mpi_test(NAME name TARGET target RANKS 1 2 3 4 [ARGS ...] [TIMEOUT s] [LABELS ...]
+#                    [EXPECT_OUTPUT regex] [REJECT_OUTPUT regex] [EXIT_CODE n])
 #
 # Registers one ctest per rank count, named <name>.np<N>, run through MPIEXEC_EXECUTABLE.
+# With EXPECT_OUTPUT, REJECT_OUTPUT or EXIT_CODE the test passes only when the exit code is EXIT_CODE
+# (default 0) and the output matches EXPECT_OUTPUT and not REJECT_OUTPUT (BatonCheckRun.cmake runs
+# it): CTest's pass regex property alone would ignore the exit code. Regexes must not contain ';'.
 # Sets PROCESSORS to N (so `ctest -j` does not overload the machine), adds --oversubscribe for
 # Open MPI (more ranks than cores), allows Open MPI to run as root (containers, CI), and sets
 # BATON_EXPECT_RANKS=N so that the test can fail when the launcher started N one-rank jobs
 # instead of one N-rank job (a launcher from another MPI does exactly that).
 function(baton_add_mpi_test)
-  cmake_parse_arguments(ARG "" "NAME;TARGET;TIMEOUT" "RANKS;ARGS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;TARGET;TIMEOUT;EXPECT_OUTPUT;REJECT_OUTPUT;EXIT_CODE"
+                        "RANKS;ARGS;LABELS" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_TARGET OR NOT ARG_RANKS)
     message(FATAL_ERROR "baton_add_mpi_test needs NAME, TARGET and RANKS")
   endif()
@@ -28,12 +33,51 @@ function(baton_add_mpi_test)
     set(_flags --oversubscribe)
     set(_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
   endif()
+  set(_check "")
+  if(DEFINED ARG_EXPECT_OUTPUT OR DEFINED ARG_REJECT_OUTPUT OR DEFINED ARG_EXIT_CODE)
+    baton_check_run_prefix(_check EXPECT_OUTPUT "${ARG_EXPECT_OUTPUT}"
+                           REJECT_OUTPUT "${ARG_REJECT_OUTPUT}" EXIT_CODE "${ARG_EXIT_CODE}")
+  endif()
   foreach(_n IN LISTS ARG_RANKS)
     set(_test ${ARG_NAME}.np${_n})
     add_test(NAME ${_test}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_n} ${_flags} ${MPIEXEC_PREFLAGS}
-                     $<TARGET_FILE:${ARG_TARGET}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
+             COMMAND ${_check} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_n} ${_flags}
+                     ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${ARG_TARGET}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
     set_tests_properties(${_test} PROPERTIES PROCESSORS ${_n} TIMEOUT ${ARG_TIMEOUT}
                          LABELS "mpi;${ARG_LABELS}" ENVIRONMENT "${_env};BATON_EXPECT_RANKS=${_n}")
   endforeach()
+endfunction()
+
+# baton_check_run_prefix(<var> [EXPECT_OUTPUT regex] [REJECT_OUTPUT regex] [EXIT_CODE n]): sets <var>
+# to the command prefix that runs a command through BatonCheckRun.cmake (exit code and output).
+set(_BATON_CHECK_RUN_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/BatonCheckRun.cmake)
+function(baton_check_run_prefix var)
+  cmake_parse_arguments(ARG "" "EXPECT_OUTPUT;REJECT_OUTPUT;EXIT_CODE" "" ${ARGN})
+  if("${ARG_EXIT_CODE}" STREQUAL "")
+    set(ARG_EXIT_CODE 0)
+  endif()
+  set(_prefix ${CMAKE_COMMAND} -DEXIT_CODE=${ARG_EXIT_CODE})
+  if(NOT "${ARG_EXPECT_OUTPUT}" STREQUAL "")
+    list(APPEND _prefix "-DEXPECT_OUTPUT=${ARG_EXPECT_OUTPUT}")
+  endif()
+  if(NOT "${ARG_REJECT_OUTPUT}" STREQUAL "")
+    list(APPEND _prefix "-DREJECT_OUTPUT=${ARG_REJECT_OUTPUT}")
+  endif()
+  list(APPEND _prefix -P ${_BATON_CHECK_RUN_SCRIPT} --)
+  set(${var} ${_prefix} PARENT_SCOPE)
+endfunction()
+
+# baton_add_checked_test(NAME name COMMAND cmd args... [EXPECT_OUTPUT regex] [REJECT_OUTPUT regex]
+#                        [EXIT_CODE n] [WORKING_DIRECTORY dir]): a plain (non-MPI) test that checks
+# the exit code and the output.
+function(baton_add_checked_test)
+  cmake_parse_arguments(ARG "" "NAME;EXPECT_OUTPUT;REJECT_OUTPUT;EXIT_CODE;WORKING_DIRECTORY"
+                        "COMMAND" ${ARGN})
+  baton_check_run_prefix(_check EXPECT_OUTPUT "${ARG_EXPECT_OUTPUT}"
+                         REJECT_OUTPUT "${ARG_REJECT_OUTPUT}" EXIT_CODE "${ARG_EXIT_CODE}")
+  set(_wd "")
+  if(ARG_WORKING_DIRECTORY)
+    set(_wd WORKING_DIRECTORY ${ARG_WORKING_DIRECTORY})
+  endif()
+  add_test(NAME ${ARG_NAME} COMMAND ${_check} ${ARG_COMMAND} ${_wd})
 endfunction()

@@ -26,11 +26,8 @@ void raw_recv(void* data, std::size_t bytes, int source, MPI_Comm comm) {
 }  // namespace
 
 void run_p2p(const baton::Communicator& comm, const Settings& settings) {
-  if (comm.size() < 2) {
-    if (comm.rank() == 0)
-      std::printf("p2p: needs at least 2 ranks (ranks 0 and 1 ping-pong)\n");
-    return;
-  }
+  if (comm.size() < 2)
+    throw baton::Error("baton-bench: p2p needs at least 2 ranks (ranks 0 and 1 ping-pong)");
   const int me = comm.rank();
   const MPI_Comm raw = comm.raw();
   for (std::size_t bytes : sizes(settings)) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/app.hpp"
+
 namespace po = boost::program_options;
 
 namespace {
@@ -68,30 +70,12 @@ int run(const baton::Runtime& runtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  po::options_description options("baton-info: show ranks, nodes, devices and GPU-aware MPI");
-  options.add_options()("help,h", "print this help")(
-      "thread-level", po::value<std::string>()->default_value("funneled"),
-      "MPI thread level to ask for: single, funneled, serialized, multiple");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).allow_unregistered().run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "baton-info: " << e.what() << '\n' << options;
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  try {
-    baton::RuntimeOptions runtime_options;
-    runtime_options.thread_level =
-        baton::parse_thread_level(vm["thread-level"].as<std::string>().c_str());
-    baton::Runtime runtime(argc, argv, runtime_options);
-    return run(runtime);
-  } catch (const std::exception& e) {
-    std::cerr << "baton-info: " << e.what() << '\n';
-    return 1;
-  }
+  app::AppSpec spec{"baton-info", po::options_description("Options"), {}, "", "", "thread-level"};
+  spec.usage =
+      "baton-info: show ranks, nodes, devices and GPU-aware MPI\n"
+      "  mpiexec -n 4 baton-info        srun -n 4 baton-info\n\n";
+  spec.options.add_options()("thread-level", po::value<std::string>()->default_value("funneled"),
+                             "MPI thread level to ask for: single, funneled, serialized, multiple");
+  return app::run(argc, argv, std::move(spec),
+                  [](baton::Runtime& runtime, const po::variables_map&) { return run(runtime); });
 }

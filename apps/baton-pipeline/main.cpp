@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <baton/baton.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/dynamics/xyz.hpp>
@@ -19,7 +21,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
+
+#include "../common/app.hpp"
 
 namespace po = boost::program_options;
 namespace dyn = baton::dynamics;
@@ -30,6 +35,7 @@ namespace {
 struct Options {
   std::string stages, input, output, mode, progress, ranks_per_stage, sizes, json, csv, trace;
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
+  double progress_seconds = 10;
   std::uint64_t seed = 0;
   double amplitude = 0;
   bool synchronized = false, debug = false, no_shift = false;
@@ -50,8 +56,7 @@ std::vector<int> int_list(const std::string& text, const char* what) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != item.size())
-      throw baton::Error(std::string("--") + what + ": '" + item + "' is not an integer");
+    app::require(used != 0 && used == item.size(), what, "'" + item + "' is not an integer");
     out.push_back(v);
   }
   return out;
@@ -69,47 +74,106 @@ pl::Pipeline build_pipeline(const Options& o) {
     else if (name == "nve")
       p = p | pl::make_stage<dyn::VerletStage>(cap, o.lj, o.nve);
     else
-      throw baton::Error("--stages: unknown stage '" + name +
-                         "' (choose from fire, langevin, nve)");
+      throw app::UsageError("--stages: unknown stage '" + name +
+                            "' (choose from fire, langevin, nve)");
   }
-  if (p.size() == 0)
-    throw baton::Error("--stages: give at least one stage, e.g. fire,langevin,nve");
+  app::require(p.size() > 0, "stages", "give at least one stage, e.g. fire,langevin,nve");
   return p;
 }
 
-// An error every rank throws alike, printed by rank 0 only.
-struct SharedError : baton::Error {
-  using baton::Error::Error;
-};
+// Every option checked before any work: ranges, finite numbers, files that exist or can be written,
+// and an output that is not the input. Throws app::UsageError.
+void check_options(const Options& o, const pl::Pipeline& pipeline, int world_size) {
+  const std::vector<std::string> names = pipeline.names();
+  const auto uses = [&](const char* stage) {
+    return std::find(names.begin(), names.end(), stage) != names.end();
+  };
+  app::require(!o.input.empty() || o.systems >= 1, "systems", "must be at least 1");
+  app::require_finite(o.amplitude, "amplitude");
+  app::require(o.amplitude >= 0, "amplitude", "must be 0 or more");
+  for (const auto& [v, name] : {std::pair{o.lj.epsilon, "epsilon"}, {o.lj.sigma, "sigma"}}) {
+    app::require_finite(v, name);
+    app::require(v > 0, name, "must be greater than 0");
+  }
+  app::require_finite(o.lj.cutoff, "cutoff");
+  app::require(o.lj.cutoff >= 0, "cutoff", "must be 0 (none) or more");
+  app::require_finite(o.fire.fmax, "fmax");
+  app::require(o.fire.fmax >= 0, "fmax", "must be 0 or more");
+  app::require_finite(o.fire.dt, "fire-dt");
+  app::require(o.fire.dt > 0, "fire-dt", "must be greater than 0");
+  app::require_finite(o.fire.dt_max, "fire-dt-max");
+  app::require(o.fire.dt_max >= o.fire.dt, "fire-dt-max", "must be at least --fire-dt");
+  app::require(o.fire.max_steps >= 1, "fire-max-steps", "must be at least 1");
+  app::require_finite(o.langevin.dt, "dt");
+  app::require(o.langevin.dt > 0, "dt", "must be greater than 0");
+  app::require_finite(o.langevin.temperature, "temperature");
+  app::require(o.langevin.temperature >= 0, "temperature", "must be 0 or more");
+  app::require_finite(o.langevin.friction, "friction");
+  app::require(o.langevin.friction > 0, "friction", "must be greater than 0");
+  app::require(!uses("langevin") || o.langevin.steps >= 1, "langevin-steps", "must be at least 1");
+  app::require(!uses("nve") || o.nve.steps >= 1, "nve-steps", "must be at least 1");
+  app::require_finite(o.nve.temperature, "nve-temperature");
+  app::require(o.capacity_systems >= 1, "capacity-systems", "must be at least 1");
+  app::require(o.capacity_atoms >= 1, "capacity-atoms", "must be at least 1");
+  app::require(o.overflow >= 0 && o.overflow <= std::numeric_limits<int>::max() / 64, "overflow",
+               "must be 0 (none) to " + std::to_string(std::numeric_limits<int>::max() / 64));
+  app::require(o.steps_per_call >= 1, "steps-per-call", "must be at least 1");
+  if (!o.ranks_per_stage.empty()) {
+    const std::vector<int> ranks = int_list(o.ranks_per_stage, "ranks-per-stage");
+    int sum = 0;
+    for (int r : ranks) {
+      app::require(r >= 1, "ranks-per-stage", "every stage needs at least 1 rank");
+      sum += r;
+    }
+    app::require(ranks.size() == pipeline.size() && sum == world_size, "ranks-per-stage",
+                 "'" + o.ranks_per_stage + "' must give " + std::to_string(pipeline.size()) +
+                     " counts (one per stage) adding up to the " + std::to_string(world_size) +
+                     " ranks");
+  }
+  app::require(o.progress == "auto" || o.progress == "on" || o.progress == "off", "progress",
+               "must be auto, on or off, not '" + o.progress + "'");
+  app::require_finite(o.progress_seconds, "progress-seconds");
+  app::require(o.progress_seconds > 0, "progress-seconds", "must be greater than 0");
+  if (!o.input.empty())
+    app::require_input_file(o.input, "input");
+  if (o.output != "none") {
+    app::require_output_file(o.output, "output");
+    app::require(o.input.empty() || !app::same_file(o.input, o.output), "output",
+                 "'" + o.output + "' is the input file; choose another name");
+  }
+  for (const auto& [path, name] : {std::pair{o.json, "json"}, {o.csv, "csv"}, {o.trace, "trace"}}) {
+    if (!path.empty())
+      app::require_output_file(path, name);
+  }
+}
 
-// Rank 0 reads or generates the input; every rank learns whether that worked.
+// Rank 0 reads or generates the input; every rank learns whether that worked (exit code 2 if not).
 std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const Options& o) {
   std::vector<dyn::HostSystem> systems;
-  std::string problem;
-  if (world.rank() == 0) {
-    try {
-      if (!o.input.empty()) {
-        systems = dyn::read_xyz_file(o.input);
-      } else {
-        dyn::ClusterSpec spec;
-        spec.count = o.systems;
-        spec.seed = o.seed;
-        spec.sizes = int_list(o.sizes, "sizes");
-        spec.amplitude = o.amplitude;
-        systems = dyn::generate_clusters(spec);
-      }
-    } catch (const std::exception& e) {
-      problem = e.what();
-    }
-  }
-  int length = static_cast<int>(problem.size());
-  baton::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, world.raw()), "MPI_Bcast", world.raw());
-  if (length > 0) {
-    problem.resize(static_cast<std::size_t>(length));
-    baton::check_mpi(MPI_Bcast(problem.data(), length, MPI_CHAR, 0, world.raw()), "MPI_Bcast",
-                     world.raw());
-    throw SharedError(problem);
-  }
+  baton::on_every_rank(
+      world,
+      [&] {
+        if (world.rank() != 0)
+          return;
+        if (!o.input.empty()) {
+          systems = dyn::read_xyz_file(o.input);
+          app::require(!systems.empty(), "input", "'" + o.input + "' holds no systems");
+          for (std::size_t f = 0; f < systems.size(); ++f) {
+            const std::string problem = dyn::host_system_problem(systems[f]);
+            app::require(problem.empty(), "input",
+                         "'" + o.input + "' frame " + std::to_string(f + 1) + " (system " +
+                             std::to_string(systems[f].id) + ") " + problem);
+          }
+        } else {
+          dyn::ClusterSpec spec;
+          spec.count = o.systems;
+          spec.seed = o.seed;
+          spec.sizes = int_list(o.sizes, "sizes");
+          spec.amplitude = o.amplitude;
+          systems = dyn::generate_clusters(spec);
+        }
+      },
+      app::exit_usage);
   return systems;
 }
 
@@ -126,154 +190,180 @@ pl::Settings build_settings(const Options& o) {
   return settings;
 }
 
+// Progress on rank 0. A line redrawn in place (\r) only where it reaches a person: stdout and
+// stderr both terminals (Open MPI gives each rank's stdout a pseudo-terminal even when the job's
+// output goes to a file, but not its stderr), or --progress on. Otherwise, with auto, a plain line
+// every --progress-seconds, which reads well in a log.
+class Progress {
+ public:
+  Progress(const baton::Communicator& world, const Options& o) : seconds_(o.progress_seconds) {
+    int mode = 0;  // 0 none, 1 plain lines, 2 redrawn line
+    if (world.rank() == 0) {
+      const bool terminal = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+      mode = o.progress == "on" ? 2 : o.progress == "off" ? 0 : terminal ? 2 : 1;
+    }
+    baton::broadcast_object(world, mode, 0);
+    mode_ = mode;
+  }
+  bool wanted() const { return mode_ != 0; }
+  void start(double t) { start_ = last_ = t; }
+  void show(const pl::Driver& driver, bool last) {
+    if (mode_ == 0 || driver.communicator().rank() != 0)
+      return;
+    const double now = baton::TimerRegistry::now();
+    const double every = mode_ == 2 ? 0.25 : seconds_;
+    if (!last && now - last_ < every)
+      return;
+    last_ = now;
+    const double rate = driver.finished_count() / std::max(now - start_, 1e-9);
+    if (mode_ == 2) {
+      std::printf("\r  %ld/%ld systems finished, %.1f systems/s   %s", driver.finished_count(),
+                  driver.input_count(), rate, last ? "\n" : "");
+    } else {
+      std::printf("progress: %ld/%ld systems finished, %.1f systems/s, %.0f s\n",
+                  driver.finished_count(), driver.input_count(), rate, now - start_);
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  double seconds_;
+  int mode_ = 0;
+  double start_ = 0, last_ = 0;
+};
+
 int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
         const pl::Settings& settings) {
   const std::vector<dyn::HostSystem> input = load_input(world, o);
-
-  // A progress line only where rank 0 writes to a terminal (or when asked).
-  int progress = o.progress == "on" ? 1 : o.progress == "off" ? 0 : isatty(STDOUT_FILENO);
-  baton::check_mpi(MPI_Bcast(&progress, 1, MPI_INT, 0, world.raw()), "MPI_Bcast", world.raw());
-
+  Progress progress(world, o);
   pl::Driver driver(world, pipeline, settings);
-  driver.track_progress(progress != 0);
-  driver.setup(input);
+  driver.track_progress(progress.wanted());
+  // setup() checks the settings against the input on every rank alike (capacities, the plan).
+  baton::on_every_rank(
+      world, [&] { driver.setup(input); }, app::exit_usage);
   if (world.rank() == 0) {
     std::cout << "baton-pipeline: " << driver.input_count() << " systems through " << o.stages
               << " on " << world.size() << (world.size() == 1 ? " rank" : " ranks") << ", "
               << pl::to_string(settings.mode) << " hand-offs\n"
               << driver.plan().describe(pipeline.names()) << std::flush;
   }
-  baton::check_mpi(MPI_Barrier(world.raw()), "MPI_Barrier", world.raw());
+  baton::barrier(world);
   const double start = baton::TimerRegistry::now();
   driver.start_clock(start);
-  double last_print = start;
-  auto show = [&](bool force) {
-    const double now = baton::TimerRegistry::now();
-    if (progress && world.rank() == 0 && (force || now - last_print > 0.25)) {
-      std::printf("\r  %ld/%ld systems finished, %.1f systems/s   ", driver.finished_count(),
-                  driver.input_count(), driver.finished_count() / (now - start));
-      std::fflush(stdout);
-      last_print = now;
-    }
-  };
-  driver.run([&] { show(false); });
-  if (progress && world.rank() == 0)
-    show(true), std::printf("\n");
+  progress.start(start);
+  try {
+    driver.run([&] { progress.show(driver, false); });
+  } catch (const std::exception& e) {
+    // run() throws on every rank when any rank fails: agree on one message, printed once.
+    baton::agree_on_failure(world, e.what(), app::exit_failure);
+  }
+  progress.show(driver, true);
 
   const pl::RunSummary summary = pl::summarize(driver, 0);
   const auto records = baton::gather_records(driver.communicator(), driver.timers(), 0);
   std::vector<dyn::HostSystem> results = driver.gather_results(0);
-  if (world.rank() != 0)
-    return 0;
-  std::cout << "\n" << pl::format_summary(summary);
-  baton::TimeInfo info = baton::time_info(records);
-  baton::LoadImbalance imbalance = baton::load_imbalance(records);
-  // Ranks run different stages for different numbers of steps by design: the reports' warnings
-  // about steps missing on some ranks and uneven iteration counts say nothing new here.
-  info.warnings.clear();
-  imbalance.warnings.clear();
-  std::cout << "\n(each rank runs its own stages and number of steps: a step appears only on the "
-               "ranks that ran it, and averages use each rank's own iterations)\n"
-            << baton::format_time_info(info) << "\n"
-            << baton::format_load_imbalance(imbalance);
-  if (!o.json.empty())
-    baton::write_json(o.json, info, imbalance);
-  if (!o.csv.empty())
-    baton::write_csv(o.csv, imbalance);
-  if (!o.trace.empty())
-    baton::write_chrome_trace(o.trace, records);
-  double lowest = 0;
-  for (const dyn::HostSystem& s : results)
-    lowest = std::min(lowest, s.energy);
-  if (o.output != "none") {
-    dyn::write_xyz_file(o.output, results, pipeline.names());
-    std::cout << "\nresults: " << o.output << " (" << results.size() << " systems, lowest energy "
-              << lowest << ")\n";
-  }
-  return 0;
+  baton::on_every_rank(world, [&] {
+    if (world.rank() != 0)
+      return;
+    std::cout << "\n" << pl::format_summary(summary);
+    baton::TimeInfo info = baton::time_info(records);
+    baton::LoadImbalance imbalance = baton::load_imbalance(records);
+    // Ranks run different stages for different numbers of steps by design: the reports' warnings
+    // about steps missing on some ranks and uneven iteration counts say nothing new here.
+    info.warnings.clear();
+    imbalance.warnings.clear();
+    std::cout << "\n(each rank runs its own stages and number of steps: a step appears only on the "
+                 "ranks that ran it, and averages use each rank's own iterations)\n"
+              << baton::format_time_info(info) << "\n"
+              << baton::format_load_imbalance(imbalance);
+    if (!o.json.empty())
+      baton::write_json(o.json, info, imbalance);
+    if (!o.csv.empty())
+      baton::write_csv(o.csv, imbalance);
+    if (!o.trace.empty())
+      baton::write_chrome_trace(o.trace, records);
+    double lowest = 0;
+    for (const dyn::HostSystem& s : results)
+      lowest = std::min(lowest, s.energy);
+    if (o.output != "none") {
+      dyn::write_xyz_file(o.output, results, pipeline.names());
+      std::cout << "\nresults: " << o.output << " (" << results.size() << " systems, lowest energy "
+                << lowest << ")\n";
+    }
+  });
+  return app::exit_ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  baton::Runtime runtime(argc, argv);
-  const baton::Communicator world = baton::Communicator::duplicate(MPI_COMM_WORLD);
   Options o;
-  std::string config;
-  pl::Pipeline pipeline;
-  pl::Settings settings;
-  po::options_description opts("baton-pipeline options");
+  app::AppSpec spec{"baton-pipeline", po::options_description("Options"), {}, "config", "", ""};
+  spec.usage =
+      "baton-pipeline: batches of Lennard-Jones clusters through stages of dynamics (FIRE, "
+      "Langevin, NVE) spread over MPI ranks\n"
+      "  mpiexec -n 2 baton-pipeline        (built-in example: 200 perturbed LJ clusters)\n"
+      "  srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz\n"
+      "Every option can also come from --config FILE (lines \"fmax = 1e-5\"). All options are "
+      "checked before any work.\n\n";
   // clang-format off
-  opts.add_options()
-    ("help,h", "show this help")
-    ("config", po::value(&config), "read options from this file too (name = value lines)")
-    ("stages", po::value(&o.stages)->default_value("fire,langevin,nve"), "stages in order: fire, langevin, nve")
+  spec.options.add_options()
+    ("config", po::value<std::string>(), "read options from this file too (name = value lines)")
+    ("stages", app::value(&o.stages, std::string("fire,langevin,nve")), "stages in order: fire, langevin, nve")
     ("input", po::value(&o.input), "extended XYZ file of initial systems (default: built-in LJ clusters)")
-    ("systems", po::value(&o.systems)->default_value(200), "built-in input: number of clusters")
-    ("sizes", po::value(&o.sizes)->default_value("13,55"), "built-in input: cluster sizes to draw from")
-    ("seed", po::value(&o.seed)->default_value(1), "built-in input: random seed")
-    ("amplitude", po::value(&o.amplitude)->default_value(0.05), "built-in input: perturbation (sigma)")
-    ("output", po::value(&o.output)->default_value("baton-pipeline.xyz"), "results file (extended XYZ), or none")
-    ("epsilon", po::value(&o.lj.epsilon)->default_value(1.0), "LJ epsilon")
-    ("sigma", po::value(&o.lj.sigma)->default_value(1.0), "LJ sigma")
-    ("cutoff", po::value(&o.lj.cutoff)->default_value(3.0), "LJ cutoff (0: none)")
+    ("systems", app::value(&o.systems, 200), "built-in input: number of clusters (>= 1)")
+    ("sizes", app::value(&o.sizes, std::string("13,55")), "built-in input: cluster sizes to draw from")
+    ("seed", app::value(&o.seed, std::uint64_t{1}), "built-in input: random seed")
+    ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
+    ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none")
+    ("epsilon", app::value(&o.lj.epsilon, 1.0), "LJ epsilon (> 0)")
+    ("sigma", app::value(&o.lj.sigma, 1.0), "LJ sigma (> 0)")
+    ("cutoff", app::value(&o.lj.cutoff, 3.0), "LJ cutoff (0: none)")
     ("no-shift", po::bool_switch(&o.no_shift), "do not shift the LJ energy to 0 at the cutoff")
-    ("fmax", po::value(&o.fire.fmax)->default_value(1e-6), "fire: converged at this largest force")
-    ("fire-dt", po::value(&o.fire.dt)->default_value(o.fire.dt), "fire: initial time step")
-    ("fire-dt-max", po::value(&o.fire.dt_max)->default_value(o.fire.dt_max), "fire: largest time step")
-    ("fire-max-steps", po::value(&o.fire.max_steps)->default_value(o.fire.max_steps), "fire: step budget")
-    ("dt", po::value(&o.langevin.dt)->default_value(0.005), "langevin and nve: time step")
-    ("temperature", po::value(&o.langevin.temperature)->default_value(0.1), "langevin: bath temperature")
-    ("friction", po::value(&o.langevin.friction)->default_value(1.0), "langevin: friction")
-    ("langevin-steps", po::value(&o.langevin.steps)->default_value(1000), "langevin: steps per system")
-    ("nve-steps", po::value(&o.nve.steps)->default_value(1000), "nve: steps per system")
-    ("nve-temperature", po::value(&o.nve.temperature)->default_value(-1.0), "nve: draw velocities at this temperature (< 0: keep)")
-    ("capacity-systems", po::value(&o.capacity_systems)->default_value(32), "batch capacity of every stage, systems")
-    ("capacity-atoms", po::value(&o.capacity_atoms)->default_value(4096), "batch capacity of every stage, atoms")
-    ("overflow", po::value(&o.overflow)->default_value(0), "overflow sink per rank, systems (0: none)")
-    ("mode", po::value(&o.mode)->default_value("fully_async"), "hand-offs: sync, async_recv, fully_async")
-    ("steps-per-call", po::value(&o.steps_per_call)->default_value(10), "dynamics steps per pipeline step")
-    ("ranks-per-stage", po::value(&o.ranks_per_stage), "e.g. 1,2,1 (default: automatic)")
+    ("fmax", app::value(&o.fire.fmax, 1e-6), "fire: converged at this largest force (>= 0)")
+    ("fire-dt", app::value(&o.fire.dt, o.fire.dt), "fire: initial time step (> 0)")
+    ("fire-dt-max", app::value(&o.fire.dt_max, o.fire.dt_max), "fire: largest time step (>= fire-dt)")
+    ("fire-max-steps", app::value(&o.fire.max_steps, o.fire.max_steps), "fire: step budget (>= 1)")
+    ("dt", app::value(&o.langevin.dt, 0.005), "langevin and nve: time step (> 0)")
+    ("temperature", app::value(&o.langevin.temperature, 0.1), "langevin: bath temperature (>= 0)")
+    ("friction", app::value(&o.langevin.friction, 1.0), "langevin: friction (> 0)")
+    ("langevin-steps", app::value(&o.langevin.steps, 1000), "langevin: steps per system (>= 1)")
+    ("nve-steps", app::value(&o.nve.steps, 1000), "nve: steps per system (>= 1)")
+    ("nve-temperature", app::value(&o.nve.temperature, -1.0), "nve: draw velocities at this temperature (< 0: keep)")
+    ("capacity-systems", app::value(&o.capacity_systems, 32), "batch capacity of every stage, systems (>= 1)")
+    ("capacity-atoms", app::value(&o.capacity_atoms, 4096), "batch capacity of every stage, atoms (>= 1)")
+    ("overflow", app::value(&o.overflow, 0), "overflow sink per rank, systems (0: none)")
+    ("mode", app::value(&o.mode, std::string("fully_async")), "hand-offs: sync, async_recv, fully_async")
+    ("steps-per-call", app::value(&o.steps_per_call, 10), "dynamics steps per pipeline step (>= 1)")
+    ("ranks-per-stage", po::value(&o.ranks_per_stage), "e.g. 1,2,1: one count per stage, adding up to the ranks (default: automatic)")
     ("synchronized", po::bool_switch(&o.synchronized), "barrier after every step (debugging)")
     ("debug", po::bool_switch(&o.debug), "log every hand-off (rank, tag, counts) to stderr")
-    ("progress", po::value(&o.progress)->default_value("auto"), "progress line on rank 0: auto (terminal), on, off")
+    ("progress", app::value(&o.progress, std::string("auto")), "progress on rank 0: auto (a line redrawn on a terminal, else a plain line every --progress-seconds), on (redrawn line), off")
+    ("progress-seconds", app::value(&o.progress_seconds, 10.0), "auto progress in a log: seconds between lines")
     ("json", po::value(&o.json), "write the timing reports as JSON")
     ("csv", po::value(&o.csv), "write the load-imbalance table as CSV")
     ("trace", po::value(&o.trace), "write a Chrome trace (chrome://tracing, Perfetto)");
   // clang-format on
-  try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, opts), vm);
-    if (vm.count("config")) {
-      std::ifstream file(vm["config"].as<std::string>());
-      if (!file)
-        throw baton::Error("--config: cannot open '" + vm["config"].as<std::string>() + "'");
-      po::store(po::parse_config_file(file, opts), vm);
-    }
-    po::notify(vm);
-    if (vm.count("help")) {
-      if (world.rank() == 0)
-        std::cout << opts << "\n";
-      return 0;
-    }
-    o.lj.shift = !o.no_shift;
-    o.nve.dt = o.langevin.dt;
-    o.nve.seed = o.langevin.seed = o.seed;
-    pipeline = build_pipeline(o);
-    settings = build_settings(o);
-  } catch (const std::exception& e) {
-    if (world.rank() == 0)
-      std::cerr << "baton-pipeline: " << e.what() << " (see --help)\n";
-    return 2;
-  }
-  try {
-    return run(world, o, pipeline, settings);
-  } catch (const SharedError& e) {
-    if (world.rank() == 0)
-      std::cerr << "baton-pipeline: error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "baton-pipeline (rank " << world.rank() << "): error: " << e.what() << "\n";
-    return 1;
-  }
+  return app::run(argc, argv, std::move(spec),
+                  [&](baton::Runtime& runtime, const po::variables_map&) {
+                    const baton::Communicator& world = runtime.world();
+                    pl::Pipeline pipeline;
+                    pl::Settings settings;
+                    baton::on_every_rank(
+                        world,
+                        [&] {
+                          o.lj.shift = !o.no_shift;
+                          o.nve.dt = o.langevin.dt;
+                          o.nve.seed = o.langevin.seed = o.seed;
+                          pipeline = build_pipeline(o);
+                          check_options(o, pipeline, world.size());
+                          try {
+                            settings = build_settings(o);
+                          } catch (const baton::Error& e) {
+                            throw app::UsageError(std::string("--mode: ") + e.what());
+                          }
+                        },
+                        app::exit_usage);
+                    return run(world, o, pipeline, settings);
+                  });
 }

@@ -9,7 +9,9 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
+#include "../common/app.hpp"
 #include "replay.hpp"
 
 namespace po = boost::program_options;
@@ -57,11 +59,14 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
     per_role[r][1] = sum_over(world, r == role ? out.bytes : 0);
   }
   const auto records = baton::gather_records(world, timers, 0);
-  if (world.rank() != 0)
-    return 0;
-
   const auto& layout = ctx.layout();
   const bool has_coordinator = layout.has_coordinator();
+  const bool consistent = (!has_coordinator || differ == 0) &&
+                          (layout.buffer_count() == 0 || (sent == scored && mismatches == 0));
+  const int code = consistent ? app::exit_ok : app::exit_inconsistent;
+  if (world.rank() != 0)
+    return code;
+
   std::printf(
       "baton-replay: %d ranks (%zu agents, %d buffer%s, %s), hypergrid %dD side %d, mode %s\n",
       world.size(), layout.agents().size(), layout.buffer_count(),
@@ -70,7 +75,8 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
   std::printf("modes found: %d of %d\n", has_coordinator ? coordinator_count : union_count,
               total_modes);
   if (has_coordinator) {
-    std::printf("modes: coordinator %d, union of buffers %d, %s\n", coordinator_count, union_count,
+    std::printf("modes: coordinator %d, union of %s %d, %s\n", coordinator_count,
+                layout.buffer_count() > 0 ? "buffers" : "agents", union_count,
                 differ == 0 ? "identical sets" : "DIFFERENT sets");
   }
   std::printf("batches: sent %ld, scored %ld, expected %ld\n", sent, scored,
@@ -80,7 +86,8 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
                                        ? "every batch scored exactly once"
                                        : "SOME AGENTS' BATCHES NOT SCORED EXACTLY ONCE");
   }
-  std::printf("syncs received by buffers: %ld\n", syncs);
+  std::printf("syncs received by %s: %ld\n", layout.buffer_count() > 0 ? "buffers" : "agents",
+              syncs);
   const char* names[3] = {"agent", "buffer", "coordinator"};
   std::printf("%-12s %10s %14s\n", "role", "messages", "bytes");
   for (int r = 0; r < 3; ++r)
@@ -92,8 +99,8 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
       if (static_cast<int>(layout.role(record.rank)) == r)
         of_role.push_back(record);
     }
-    if (of_role.empty())
-      continue;
+    if (of_role.empty() || baton::time_info(of_role).steps.empty())
+      continue;  // no rank of this role, or one that timed nothing (a coordinator without buffers)
     std::printf("\n== %s ranks\n%s\n%s", names[r],
                 baton::format_time_info(baton::time_info(of_role)).c_str(),
                 baton::format_load_imbalance(baton::load_imbalance(of_role)).c_str());
@@ -107,9 +114,12 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
     baton::write_csv(files.csv, imbalance);
   if (!files.trace.empty())
     baton::write_chrome_trace(files.trace, records);
-  const bool consistent = (!has_coordinator || differ == 0) &&
-                          (layout.buffer_count() == 0 || (sent == scored && mismatches == 0));
-  return consistent ? 0 : 3;
+  if (!consistent) {
+    std::fprintf(stderr, "baton-replay: inconsistent result: %s (exit code 3)\n",
+                 differ != 0 ? "the coordinator's modes differ from the union of the scorers' modes"
+                             : "some batches were not scored exactly once");
+  }
+  return code;
 }
 
 }  // namespace
@@ -120,88 +130,82 @@ int main(int argc, char** argv) {
   ctx_options.buffers = 1;
   ctx_options.coordinator = true;
   std::string mode = "blocking";
-  std::string thread_level = "funneled";
   Files files;
-  po::options_description options(
+  app::AppSpec spec{"baton-replay", po::options_description("Options"), {}, "", "", "thread-level"};
+  spec.usage =
       "baton-replay: a distributed hypergrid sampler with agents, replay buffers and a "
-      "coordinator");
-  options.add_options()("help,h", "print this help")(
-      "dims", po::value<int>(&s.grid.dims)->default_value(s.grid.dims),
-      "hypergrid dimension D (1 to 16)")(
-      "side", po::value<int>(&s.grid.side)->default_value(s.grid.side), "hypergrid side H")(
-      "r0", po::value<double>(&s.grid.r0)->default_value(s.grid.r0), "reward R0")(
-      "r1", po::value<double>(&s.grid.r1)->default_value(s.grid.r1), "reward R1")(
-      "r2", po::value<double>(&s.grid.r2)->default_value(s.grid.r2), "reward R2")(
-      "batch", po::value<int>(&s.batch)->default_value(s.batch), "states per batch")(
-      "iterations", po::value<int>(&s.iterations)->default_value(s.iterations),
-      "batches per agent")("learning-rate",
-                           po::value<double>(&s.learning_rate)->default_value(s.learning_rate),
-                           "policy step size")(
-      "seed", po::value<std::uint64_t>(&s.seed)->default_value(s.seed), "random seed")(
-      "mode", po::value<std::string>(&mode)->default_value(mode),
-      "agent send mode: blocking, late (scores collected one round late) or nonblocking")(
-      "buffers", po::value<int>(&ctx_options.buffers)->default_value(1), "replay-buffer ranks")(
-      "coordinator", po::value<bool>(&ctx_options.coordinator)->default_value(true),
-      "use a coordinator rank (last rank)")(
-      "agent-groups", po::value<int>(&ctx_options.agent_groups)->default_value(1),
-      "agent groups (policy averaged within each)")(
-      "sync-every", po::value<int>(&s.sync_every)->default_value(s.sync_every),
-      "coordinator syncs after this many mode reports")("json", po::value<std::string>(&files.json),
-                                                        "write the timing reports as JSON here")(
-      "csv", po::value<std::string>(&files.csv), "write the load-imbalance table as CSV here")(
-      "trace", po::value<std::string>(&files.trace),
-      "write a Chrome trace-event timeline here (Perfetto)")(
-      "thread-level", po::value<std::string>(&thread_level)->default_value(thread_level),
-      "MPI thread level");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).allow_unregistered().run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "baton-replay: " << e.what() << '\n' << options;
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  try {
-    s.mode = replay::parse_mode(mode);
-    if (s.grid.dims < 1 || s.grid.dims > 16 || s.grid.side < 2 || s.batch < 1 || s.iterations < 0 ||
-        s.sync_every < 1) {
-      throw baton::Error(
-          "baton-replay: need 1 <= dims <= 16, side >= 2, batch >= 1, iterations >= 0, sync-every "
-          ">= 1");
-    }
-    if (!replay::has_modes(s.grid)) {
-      throw baton::Error("baton-replay: side " + std::to_string(s.grid.side) +
-                         " puts no integer point in the reward band, so there are no modes");
-    }
-    baton::RuntimeOptions runtime_options;
-    runtime_options.thread_level = baton::parse_thread_level(thread_level.c_str());
-    baton::Runtime runtime(argc, argv, runtime_options);
-    baton::DistributedContext ctx(runtime.world(), ctx_options);
-    if (runtime.world().rank() == 0 && !ctx.layout().warning().empty()) {
-      std::fprintf(stderr, "baton-replay: %s\n", ctx.layout().warning().c_str());
-    }
-    baton::TimerRegistry timers;
-    baton::barrier(ctx.world());
-    timers.reset_origin();
-    replay::Outcome out;
-    switch (ctx.role()) {
-      case baton::Role::agent:
-        out = replay::run_agent(ctx, s, timers);
-        break;
-      case baton::Role::buffer:
-        out = replay::run_buffer(ctx, s, timers);
-        break;
-      case baton::Role::coordinator:
-        out = replay::run_coordinator(ctx, s, timers);
-        break;
-    }
-    return report(ctx, s, out, timers, files);
-  } catch (const std::exception& e) {
-    std::cerr << "baton-replay: " << e.what() << '\n';
-    return 1;
-  }
+      "coordinator\n  mpiexec -n 5 baton-replay --buffers 1 --mode late        srun -n 8 "
+      "baton-replay --buffers 2\n\n";
+  // clang-format off
+  spec.options.add_options()
+    ("dims", app::value(&s.grid.dims, s.grid.dims), "hypergrid dimension D (1 to 16)")
+    ("side", app::value(&s.grid.side, s.grid.side), "hypergrid side H (>= 2)")
+    ("r0", app::value(&s.grid.r0, s.grid.r0), "reward R0")
+    ("r1", app::value(&s.grid.r1, s.grid.r1), "reward R1")
+    ("r2", app::value(&s.grid.r2, s.grid.r2), "reward R2")
+    ("batch", app::value(&s.batch, s.batch), "states per batch (>= 1)")
+    ("iterations", app::value(&s.iterations, s.iterations), "batches per agent (>= 0)")
+    ("learning-rate", app::value(&s.learning_rate, s.learning_rate), "policy step size (finite)")
+    ("seed", app::value(&s.seed, s.seed), "random seed")
+    ("mode", app::value(&mode, mode), "agent send mode: blocking, late (scores collected one round late) or nonblocking")
+    ("buffers", app::value(&ctx_options.buffers, 1), "replay-buffer ranks (>= 0)")
+    ("coordinator", app::value(&ctx_options.coordinator, true), "use a coordinator rank (last rank)")
+    ("agent-groups", app::value(&ctx_options.agent_groups, 1), "agent groups (policy averaged within each)")
+    ("sync-every", app::value(&s.sync_every, s.sync_every), "coordinator syncs after this many mode reports (>= 1)")
+    ("json", po::value(&files.json), "write the timing reports as JSON here")
+    ("csv", po::value(&files.csv), "write the load-imbalance table as CSV here")
+    ("trace", po::value(&files.trace), "write a Chrome trace-event timeline here (Perfetto)")
+    ("thread-level", po::value<std::string>()->default_value("funneled"), "MPI thread level: single, funneled, serialized, multiple")
+    ("fault-drop-count", po::bool_switch(&s.drop_first_count), "testing: managers miscount one batch, so the run ends inconsistent (exit 3)");
+  // clang-format on
+  return app::run(
+      argc, argv, std::move(spec), [&](baton::Runtime& runtime, const po::variables_map&) {
+        std::optional<baton::DistributedContext> ctx;
+        baton::on_every_rank(
+            runtime.world(),
+            [&] {
+              s.mode = replay::parse_mode(mode);
+              app::require(s.grid.dims >= 1 && s.grid.dims <= 16, "dims", "must be 1 to 16");
+              app::require(s.grid.side >= 2, "side", "must be at least 2");
+              app::require(s.batch >= 1, "batch", "must be at least 1");
+              app::require(s.iterations >= 0, "iterations", "must be 0 or more");
+              app::require(s.sync_every >= 1, "sync-every", "must be at least 1");
+              app::require_finite(s.learning_rate, "learning-rate");
+              app::require_finite(s.grid.r0, "r0");
+              app::require_finite(s.grid.r1, "r1");
+              app::require_finite(s.grid.r2, "r2");
+              app::require(replay::has_modes(s.grid), "side",
+                           std::to_string(s.grid.side) +
+                               " puts no integer point in the reward band, so there are no modes");
+              for (const auto& [path, name] :
+                   {std::pair{files.json, "json"}, {files.csv, "csv"}, {files.trace, "trace"}}) {
+                if (!path.empty())
+                  app::require_output_file(path, name);
+              }
+              try {
+                ctx.emplace(runtime.world(), ctx_options);
+              } catch (const baton::Error& e) {
+                throw app::UsageError(e.what());  // a layout the world size cannot hold
+              }
+            },
+            app::exit_usage);
+        if (runtime.world().rank() == 0 && !ctx->layout().warning().empty())
+          std::fprintf(stderr, "baton-replay: %s\n", ctx->layout().warning().c_str());
+        baton::TimerRegistry timers;
+        baton::barrier(ctx->world());
+        timers.reset_origin();
+        replay::Outcome out;
+        switch (ctx->role()) {
+          case baton::Role::agent:
+            out = replay::run_agent(*ctx, s, timers);
+            break;
+          case baton::Role::buffer:
+            out = replay::run_buffer(*ctx, s, timers);
+            break;
+          case baton::Role::coordinator:
+            out = replay::run_coordinator(*ctx, s, timers);
+            break;
+        }
+        return report(*ctx, s, out, timers, files);
+      });
 }

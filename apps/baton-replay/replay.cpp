@@ -32,6 +32,55 @@ std::vector<int> new_modes(const Grid& g, const Kokkos::View<const int**>& state
   }
   return found;
 }
+
+// What a rank that scores does towards the coordinator (a buffer manager, or an agent when there
+// are no buffers): reports newly found modes, takes the coordinator's syncs, and at the end sends
+// its final set and waits for the coordinator's final message. Does nothing without a coordinator.
+class ModeReporter {
+ public:
+  ModeReporter(const baton::Communicator& discovery, Outcome& out)
+      : discovery_(discovery),
+        out_(out),
+        coordinator_(discovery.is_null() ? -1 : discovery.size() - 1) {}
+
+  void report(const std::vector<int>& found) {
+    if (coordinator_ < 0 || found.empty())
+      return;
+    reports_.push_back(baton::isend_object(discovery_, found, coordinator_, modes_tag));
+    out_.messages += 1;
+    out_.bytes += static_cast<long>(8 + found.size() * sizeof(int));
+  }
+
+  void drain_syncs() {
+    while (coordinator_ >= 0 && baton::iprobe(discovery_, coordinator_, sync_tag)) {
+      baton::recv_object<std::uint64_t>(discovery_, coordinator_, sync_tag);
+      ++out_.syncs_received;
+    }
+  }
+
+  void finish(const std::vector<int>& modes) {
+    if (coordinator_ < 0)
+      return;
+    for (auto& r : reports_)
+      r.wait();
+    baton::send_object(discovery_, modes, coordinator_, done_tag);
+    out_.messages += 1;
+    // Syncs may still come until the coordinator's final message.
+    for (;;) {
+      const baton::MessageInfo info = baton::probe(discovery_, coordinator_, baton::any_tag);
+      baton::recv_object<std::uint64_t>(discovery_, coordinator_, info.tag);
+      if (info.tag == final_tag)
+        break;
+      ++out_.syncs_received;
+    }
+  }
+
+ private:
+  const baton::Communicator& discovery_;
+  Outcome& out_;
+  int coordinator_;
+  std::vector<baton::SendHandle> reports_;
+};
 }  // namespace
 
 SendMode parse_mode(const std::string& name) {
@@ -75,6 +124,7 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
                                      Kokkos::View<double**>("grads1", s.batch, g.dims + 1)};
   Kokkos::View<double*> local_rewards("rewards", s.batch);
   std::set<int> seen;  // without a buffer, the agent scores and finds modes itself
+  ModeReporter reporter(ctx.discovery(), out);
   baton::SendHandle pending;
   const std::uint64_t seed = s.seed * 1000003ULL + static_cast<std::uint64_t>(ctx.rank());
 
@@ -98,9 +148,11 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
       {
         auto t = timers.scope("score");
         score(g, states[cur], local_rewards);
-        for (int m : new_modes(g, states[cur], seen))
-          out.modes.push_back(m);
+        const std::vector<int> found = new_modes(g, states[cur], seen);
+        out.modes.insert(out.modes.end(), found.begin(), found.end());
         ++out.batches_scored;
+        reporter.report(found);
+        reporter.drain_syncs();
       }
       auto t = timers.scope("update");
       update(theta, grads[cur], local_rewards, s.learning_rate);
@@ -128,6 +180,8 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
       baton::average(ctx.agent_group(), theta);
     }
   }
+  if (!remote)
+    reporter.finish(out.modes);
   if (remote) {
     if (s.mode == SendMode::late && s.iterations > 0)
       receive_and_update((s.iterations - 1) % 2);
@@ -146,19 +200,12 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
   Outcome out;
   const Grid& g = s.grid;
   const baton::Communicator& service = ctx.service();
-  const baton::Communicator& discovery = ctx.discovery();
-  const int coordinator = discovery.is_null() ? -1 : discovery.size() - 1;
+  ModeReporter reporter(ctx.discovery(), out);
   int agents_left = service.size() - 1;
   std::set<int> seen;
   std::vector<int> replay_buffer;  // every state received, D ints each
   std::vector<long> scored_for(static_cast<std::size_t>(service.size()), 0);  // per agent
-  std::vector<baton::SendHandle> reports, replies;
-  const auto drain_syncs = [&] {
-    while (coordinator >= 0 && baton::iprobe(discovery, coordinator, sync_tag)) {
-      baton::recv_object<std::uint64_t>(discovery, coordinator, sync_tag);
-      ++out.syncs_received;
-    }
-  };
+  std::vector<baton::SendHandle> replies;
   while (agents_left > 0) {
     const baton::MessageInfo info = baton::probe(service, baton::any_source, baton::any_tag);
     if (info.tag == exit_tag) {
@@ -183,7 +230,9 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
       auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), states);
       replay_buffer.insert(replay_buffer.end(), h.data(), h.data() + h.size());
       ++out.batches_scored;
-      ++scored_for[static_cast<std::size_t>(info.source)];
+      long& count = scored_for[static_cast<std::size_t>(info.source)];
+      if (!(s.drop_first_count && out.batches_scored == 1))
+        ++count;
     }
     {
       // Non-blocking: in "late" mode the agent may be sending its next batch before it receives
@@ -195,30 +244,13 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
                                    [](baton::SendHandle& h) { return h.test(); }),
                     replies.end());
     }
-    if (coordinator >= 0 && !found.empty()) {
-      reports.push_back(baton::isend_object(discovery, found, coordinator, modes_tag));
-      out.messages += 1;
-      out.bytes += static_cast<long>(8 + found.size() * sizeof(int));
-    }
-    drain_syncs();
+    reporter.report(found);
+    reporter.drain_syncs();
   }
   for (auto& r : replies)
     r.wait();
   out.modes.assign(seen.begin(), seen.end());
-  if (coordinator >= 0) {
-    for (auto& r : reports)
-      r.wait();
-    baton::send_object(discovery, out.modes, coordinator, done_tag);
-    out.messages += 1;
-    // Syncs may still come until the coordinator's final message.
-    for (;;) {
-      const baton::MessageInfo info = baton::probe(discovery, coordinator, baton::any_tag);
-      baton::recv_object<std::uint64_t>(discovery, coordinator, info.tag);
-      if (info.tag == final_tag)
-        break;
-      ++out.syncs_received;
-    }
-  }
+  reporter.finish(out.modes);
   return out;
 }
 
@@ -226,7 +258,7 @@ Outcome run_coordinator(const baton::DistributedContext& ctx, const Settings& s,
                         baton::TimerRegistry& timers) {
   Outcome out;
   const baton::Communicator& discovery = ctx.discovery();
-  const int buffers = discovery.size() - 1;
+  const int buffers = discovery.size() - 1;  // the ranks that report modes
   int buffers_left = buffers;
   long reports = 0;
   std::set<int> global;

@@ -22,6 +22,9 @@ struct Settings {
   std::uint64_t seed = 1;
   SendMode mode = SendMode::blocking;
   int sync_every = 4;  // the coordinator syncs the buffers after this many mode reports
+  // A fault for tests: each manager leaves the first batch it scores out of that agent's count,
+  // so the end-of-run check fails (exit 3).
+  bool drop_first_count = false;
 };
 
 /// What one rank did, for the end-of-run summary.

@@ -58,13 +58,13 @@ foreach(run IN LISTS runs)
   endif()
 endforeach()
 
-# Bad input and settings: an error naming the problem, exit code not 0, no hang.
+# Bad input and settings: an error naming the problem, exit code 2 (bad option or input), no hang.
 file(WRITE ${WORK}/bad.xyz "2\nProperties=species:S:1:pos:R:3\nAr 0 0 0\nAr 1.0 x 0\n")
 # np | arguments separated by ^ | expected text
 set(cases "2|--input^${WORK}/bad.xyz|bad.xyz:4:"
           "2|--stages^fire,md|unknown stage 'md'"
           "2|--capacity-atoms^20|largest input system has 55 atoms"
-          "3|--ranks-per-stage^1,1|ranks per stage '1,1'"
+          "3|--ranks-per-stage^1,1|--ranks-per-stage: '1,1' must give 3 counts"
           "1|--mode^eager|sync, async_recv or fully_async"
           "2|--fmax^-1|fmax")
 foreach(case IN LISTS cases)
@@ -74,8 +74,8 @@ foreach(case IN LISTS cases)
   list(GET parts 2 expected)
   string(REPLACE "^" ";" args "${args}")
   launch(${np} --output none ${args})
-  if(rc EQUAL 0 OR NOT out MATCHES "${expected}")
-    message(FATAL_ERROR "baton-pipeline ${args}: expected failure with '${expected}', got (${rc}):\n${out}")
+  if(NOT rc EQUAL 2 OR NOT out MATCHES "${expected}")
+    message(FATAL_ERROR "baton-pipeline ${args}: expected exit code 2 and '${expected}', got (${rc}):\n${out}")
   endif()
 endforeach()
 message(STATUS "baton-pipeline runs: identical results at 1-3 ranks in every mode; bad input rejected")

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace app {
@@ -77,13 +78,20 @@ bool same_file(const std::string& a, const std::string& b) {
   return a == b;
 }
 
+namespace {
+
+/// The parsed command line of an app.
+struct CommandLine {
+  po::variables_map vm;
+  std::string problem;  // the parse error, if any
+  bool help = false;
+};
+
 void print_once(const baton::Communicator& comm, const std::string& text) {
   if (comm.rank() == 0) {
     std::cout << text << std::flush;
   }
 }
-
-namespace {
 
 CommandLine parse(const std::vector<std::string>& args, const AppSpec& spec) {
   CommandLine cl;

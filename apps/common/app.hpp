@@ -13,7 +13,6 @@
 #include <baton/runtime/runtime.hpp>
 #include <boost/program_options.hpp>
 #include <functional>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -54,13 +53,6 @@ void require_output_file(const std::string& path, const std::string& option);
 /// Whether two paths name the same existing file (or the same text when neither exists).
 bool same_file(const std::string& a, const std::string& b);
 
-/// The parsed command line of an app.
-struct CommandLine {
-  po::variables_map vm;
-  std::string problem;  // the parse error, if any
-  bool help = false;
-};
-
 /// How an app describes itself to run().
 struct AppSpec {
   std::string name;                               // e.g. "baton-info"
@@ -76,8 +68,5 @@ struct AppSpec {
 /// once when they are CollectiveErrors; their code is returned (UsageError: 2, otherwise 1).
 int run(int argc, char** argv, AppSpec spec,
         const std::function<int(baton::Runtime&, const po::variables_map&)>& body);
-
-/// Prints `text` on rank 0 of `comm` only.
-void print_once(const baton::Communicator& comm, const std::string& text);
 
 }  // namespace app

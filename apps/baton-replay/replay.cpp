@@ -129,11 +129,10 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
   const std::uint64_t seed = s.seed * 1000003ULL + static_cast<std::uint64_t>(ctx.rank());
 
   const auto receive_and_update = [&](int which) {
-    Kokkos::View<double*> rewards;
-    {
+    const Kokkos::View<double*> rewards = [&] {
       auto t = timers.scope("wait_scores");
-      rewards = baton::recv_view<Kokkos::View<double*>>(service, manager, scores_tag);
-    }
+      return baton::recv_view<Kokkos::View<double*>>(service, manager, scores_tag);
+    }();
     auto t = timers.scope("update");
     update(theta, grads[which], rewards, s.learning_rate);
   };
@@ -216,11 +215,10 @@ Outcome run_buffer(const baton::DistributedContext& ctx, const Settings& s,
       --agents_left;
       continue;
     }
-    Kokkos::View<int**> states;
-    {
+    const Kokkos::View<int**> states = [&] {
       auto t = timers.scope("receive");
-      states = baton::recv_view<Kokkos::View<int**>>(service, info.source, batch_tag);
-    }
+      return baton::recv_view<Kokkos::View<int**>>(service, info.source, batch_tag);
+    }();
     Kokkos::View<double*> rewards("rewards", states.extent(0));
     std::vector<int> found;
     {

@@ -100,3 +100,24 @@ TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
   const std::int64_t empty[6] = {wire_magic, wire_version, 0, 0, 1, 0};
   CHECK(decode_wire_header(empty, 6, 0).systems == 0);
 }
+
+// GCC 12 in C++20 with Kokkos 4.6.99+ constant-initialises a default-constructed View whose
+// enclosing type has a defaulted constructor to all-zero bytes, which are not an empty View: its
+// copy, assignment or destructor then dereferences a null allocation record. Baton's own types
+// with View members have user-provided constructors so that `T t;` is always safe (no Kokkos
+// allocation happens here, so this needs neither Kokkos::initialize nor MPI).
+TEST_CASE("default-constructed WireBatch and SystemsBatch copy, assign and destroy") {
+  WireBatch w;
+  CHECK(w.ints.data() == nullptr);
+  CHECK(w.reals.extent(0) == 0);
+  WireBatch copy = w;
+  w = copy;
+  w = WireBatch();
+  baton::dynamics::SystemsBatch b;
+  CHECK(b.empty());
+  CHECK(b.positions.data() == nullptr);
+  baton::dynamics::SystemsBatch other = b;
+  b = other;
+  b = baton::dynamics::SystemsBatch();
+  CHECK(b.num_systems() == 0);
+}

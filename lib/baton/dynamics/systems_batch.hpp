@@ -36,7 +36,11 @@ class SystemsBatch {
   template <class T>
   using view = Kokkos::View<T, Kokkos::LayoutRight, memory_space>;
 
-  SystemsBatch() = default;
+  /// An empty batch (no capacity). User-provided on purpose, not `= default`: see
+  /// docs/building.md, "Default-constructed Views and GCC 12" (with Kokkos 4.6.99+ and GCC 12 in
+  /// C++20, a defaulted constructor lets `SystemsBatch b;` be constant-initialised to all-zero
+  /// bytes, whose Views then crash when assigned or destroyed).
+  SystemsBatch() {}  // NOLINT(modernize-use-equals-default)
   /// Allocates room for `capacity` and `num_stages` per-stage step counters per system.
   SystemsBatch(BatchCapacity capacity, int num_stages);
 

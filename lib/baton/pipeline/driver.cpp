@@ -689,11 +689,10 @@ void Driver::step_once() {
       if (settings_.mode != CommMode::sync)
         for (DownLink& d : m.down)
           if (d.credit_owed) {
-            HostInts c;
-            {
+            const HostInts c = [&] {
               auto t = timers_.scope("wait");
-              c = d.credit->wait();
-            }
+              return d.credit->wait();
+            }();
             d.credit.reset();
             d.credit_owed = false;
             check_credit(c, d, comm_.rank());
@@ -789,15 +788,14 @@ void Driver::step_once() {
       } else {
         for (DownLink& d : m.down) {
           if (settings_.mode == CommMode::sync) {
-            HostInts c;
             {
               auto t = timers_.scope("wait");
               probe(comm_, d.rank, credit_tag);
             }
-            {
+            const HostInts c = [&] {
               auto t = timers_.scope("receive");
-              c = recv_view<HostInts>(comm_, d.rank, credit_tag);
-            }
+              return recv_view<HostInts>(comm_, d.rank, credit_tag);
+            }();
             check_credit(c, d, comm_.rank());
             d.credit_systems += c(0);
             d.credit_atoms += c(1);

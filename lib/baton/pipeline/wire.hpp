@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "baton/dynamics/host_system.hpp"
@@ -54,6 +55,12 @@ WireHeader decode_wire_header(const std::int64_t* header, std::size_t int_count,
 /// One hand-off, in the batch's memory space.
 struct WireBatch {
   using memory_space = dynamics::SystemsBatch::memory_space;
+  /// Empty Views. User-provided on purpose, like SystemsBatch's: an implicit constructor lets GCC
+  /// 12 (C++20, Kokkos 4.6.99+) constant-initialise `WireBatch w;` to zero bytes, which are not an
+  /// empty View (docs/building.md, "Default-constructed Views and GCC 12").
+  WireBatch() {}  // NOLINT(modernize-use-equals-default)
+  WireBatch(Kokkos::View<std::int64_t*, memory_space> i, Kokkos::View<double*, memory_space> r)
+      : ints(std::move(i)), reals(std::move(r)) {}
   Kokkos::View<std::int64_t*, memory_space> ints;
   Kokkos::View<double*, memory_space> reals;
 };

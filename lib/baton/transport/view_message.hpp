@@ -335,16 +335,18 @@ V receive_new(const Communicator& comm, Matched& matched, const std::string& lab
     const ViewEnvelope e = decode_envelope(m.message(), size);
     const auto where = context(operation, matched.info, comm);
     if (e.sequence >= 0) {
-      // Allocate from the envelope, then the data lands in place.
-      V v;
-      try {
-        check_allocatable<V>(e, where);
-        v = allocate_like<V>(e, label);
-      } catch (...) {
-        Matched data = match_split_data(comm, matched.info.source, e, where);
-        drain(comm, data);
-        throw;
-      }
+      // Allocate from the envelope, then the data lands in place. (Initialised by a call, never
+      // `V v;` then assigned: see "Default-constructed Views and GCC 12" in docs/building.md.)
+      V v = [&] {
+        try {
+          check_allocatable<V>(e, where);
+          return allocate_like<V>(e, label);
+        } catch (...) {
+          Matched data = match_split_data(comm, matched.info.source, e, where);
+          drain(comm, data);
+          throw;
+        }
+      }();
       receive_split_data(comm, matched.info.source, e, v, where);
       return v;
     }

@@ -34,7 +34,10 @@ std::string format_ranks(const std::vector<int>& ranks) {
     }
     out += std::to_string(ranks[i]);
     if (j > i) {
-      out += "-" + std::to_string(ranks[j]);
+      // Appended in two steps: `"-" + std::to_string(...)` makes g++ 12 -O2 -std=c++20 report a
+      // false -Wrestrict inside std::operator+ (a known g++ 12 false positive).
+      out += '-';
+      out += std::to_string(ranks[j]);
     }
     i = j + 1;
   }

@@ -48,9 +48,12 @@ TEST_CASE("the same text from every rank is said once; different texts name thei
   } else {
     CHECK(code == 2);
     std::string evens, odds;
-    for (int r = 0; r < world.size(); ++r)
-      (r % 2 == 0 ? evens : odds) +=
-          (r % 2 == 0 ? (evens.empty() ? "" : ",") : (odds.empty() ? "" : ",")) + std::to_string(r);
+    for (int r = 0; r < world.size(); ++r) {
+      std::string& list = r % 2 == 0 ? evens : odds;
+      if (!list.empty())
+        list += ',';
+      list += std::to_string(r);
+    }
     const std::string expected = std::string(world.size() > 2 ? "ranks " : "rank ") + evens +
                                  ": even\n" + (world.size() > 3 ? "ranks " : "rank ") + odds +
                                  ": odd";

@@ -14,8 +14,11 @@ namespace {
 // "rank 3" or "ranks 0,2,5".
 std::string rank_list(const std::vector<int>& ranks) {
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size(); ++i)
-    out += (i ? "," : "") + std::to_string(ranks[i]);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i)
+      out += ',';
+    out += std::to_string(ranks[i]);  // appended apart: g++ 12 -Wrestrict false positive, C++20
+  }
   return out;
 }
 
@@ -61,8 +64,13 @@ void agree_on_failure(const Communicator& comm, const std::string& problem, int 
   if (distinct.size() == 1) {
     message = distinct.front().first;
   } else {
-    for (const auto& d : distinct)
-      message += (message.empty() ? "" : "\n") + rank_list(d.second) + ": " + d.first;
+    for (const auto& d : distinct) {
+      if (!message.empty())
+        message += '\n';
+      message += rank_list(d.second);
+      message += ": ";
+      message += d.first;
+    }
   }
   throw CollectiveError(message, worst);
 }

@@ -35,7 +35,7 @@ STYLE = re.compile(r"^baton::[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*: 
 # Prefixes completed by concatenation: the literal, then a name (a variable), then ": ".
 # The regular expression after each must match the code that follows the literal.
 ALLOWED_BUILT_PREFIXES = {
-    # std::string("baton::dynamics::") + who + ": slots [" ...   (lennard_jones.cpp, check_slots)
+    # std::string("baton::dynamics::") + who + ": slots [" ...   (checks.cpp, check_slots)
     "baton::dynamics::": re.compile(r'^\)\s*\+\s*who\s*\+\s*": '),
     # std::string("baton::RankLayout::") + query + ": rank " ...   (layout.cpp)
     "baton::RankLayout::": re.compile(r'^\)\s*\+\s*query\s*\+\s*": '),

@@ -6,14 +6,17 @@
 #include <algorithm>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/forces.hpp>
 #include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
+#include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/runtime/error.hpp>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bd = baton::dynamics;
@@ -75,11 +78,66 @@ double kinetic_energy(const bd::HostSystem& s) {
 }
 
 // Energy of one system at the given positions (through the kernel).
-double energy_at(const bd::LennardJones& lj, bd::HostSystem s, const std::vector<double>& x) {
+template <class P>
+double energy_at(const P& potential, bd::HostSystem s, const std::vector<double>& x) {
   s.positions = x;
   Batch b({s});
-  bd::compute_forces(lj, b.batch, 0, 1);
+  bd::compute_forces(potential, b.batch, 0, 1);
   return b.systems()[0].energy;
+}
+
+std::vector<double> virial_of(const Batch& b, int slot) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.virial);
+  return {&h(slot, 0), &h(slot, 0) + 6};
+}
+
+// For a system without a cell, sum over pairs r_ij (x) F_ij = sum over atoms x_i (x) F_i.
+std::vector<double> virial_from_forces(const std::vector<double>& x, const std::vector<double>& f) {
+  std::vector<double> w(6, 0.0);
+  const int a[6] = {0, 1, 2, 0, 0, 1}, c[6] = {0, 1, 2, 1, 2, 2};
+  for (std::size_t i = 0; i < x.size() / 3; ++i)
+    for (int k = 0; k < 6; ++k)
+      w[static_cast<std::size_t>(k)] +=
+          0.5 * (x[3 * i + a[k]] * f[3 * i + c[k]] + x[3 * i + c[k]] * f[3 * i + a[k]]);
+  return w;
+}
+
+// Forces against a central difference of the energy, fmax against the forces, the all-pairs loop
+// (what GPUs run) against the half-pair loop, and the virial against the forces, for one system.
+template <class P>
+void check_forces(const P& potential, const bd::HostSystem& s) {
+  Batch b({s});
+  bd::compute_forces(potential, b.batch, 0, 1);
+  const auto f = b.forces();
+  double largest = 0;
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    const double h = 1e-6;
+    auto plus = s.positions, minus = s.positions;
+    plus[k] += h;
+    minus[k] -= h;
+    const double gradient =
+        (energy_at(potential, s, plus) - energy_at(potential, s, minus)) / (2 * h);
+    CAPTURE(k);
+    CHECK(std::abs(f[k] + gradient) < 1e-6 * std::max(1.0, std::abs(f[k])));
+    largest = std::max(largest, std::abs(f[k]));
+  }
+  CHECK(b.systems()[0].fmax <= std::sqrt(3.0) * largest);
+  CHECK(b.systems()[0].fmax >= largest);
+
+  Batch all({s});
+  bd::detail::compute_forces(potential, all.batch, 0, 1, false);
+  const auto g = all.forces();
+  for (std::size_t k = 0; k < f.size(); ++k)
+    CHECK(std::abs(f[k] - g[k]) < 1e-11 * std::max(1.0, std::abs(f[k])));
+  CHECK(std::abs(all.systems()[0].energy - b.systems()[0].energy) < 1e-11);
+
+  const auto expected = virial_from_forces(s.positions, f);
+  const auto half = virial_of(b, 0), full = virial_of(all, 0);
+  for (std::size_t k = 0; k < 6; ++k) {
+    CAPTURE(k);
+    CHECK(std::abs(half[k] - expected[k]) < 1e-9 * std::max(1.0, std::abs(expected[k])));
+    CHECK(std::abs(full[k] - expected[k]) < 1e-9 * std::max(1.0, std::abs(expected[k])));
+  }
 }
 
 template <class F>
@@ -271,39 +329,24 @@ TEST_CASE("a system's trajectory does not depend on its slot, its neighbours or 
         final_positions(other_seed, {probe}, 0, 1000));
 }
 
-TEST_CASE("Lennard-Jones forces are minus the energy gradient") {
+TEST_CASE("forces are minus the energy gradient; the virial matches the forces") {
   const bd::HostSystem s = cluster(13, 9, 0.2);
-  bd::LennardJones no_cutoff;
-  bd::LennardJones cut;
-  cut.epsilon = 1.5;
-  cut.sigma = 0.9;
-  cut.cutoff = 1.6;  // between the first and second neighbour shells: some pairs are cut
-  for (const bd::LennardJones& lj : {no_cutoff, cut}) {
-    CAPTURE(lj.cutoff);
-    Batch b({s});
-    bd::compute_forces(lj, b.batch, 0, 1);
-    const auto f = b.forces();
-    double largest = 0;
-    for (std::size_t k = 0; k < f.size(); ++k) {
-      const double h = 1e-6;
-      auto plus = s.positions, minus = s.positions;
-      plus[k] += h;
-      minus[k] -= h;
-      const double gradient = (energy_at(lj, s, plus) - energy_at(lj, s, minus)) / (2 * h);
-      CAPTURE(k);
-      CHECK(std::abs(f[k] + gradient) < 1e-6 * std::max(1.0, std::abs(f[k])));
-      largest = std::max(largest, std::abs(f[k]));
-    }
-    CHECK(b.systems()[0].fmax <= std::sqrt(3.0) * largest);
-    CHECK(b.systems()[0].fmax >= largest);
-
-    // The all-pairs loop (what GPUs run) agrees with the half-pair loop to rounding.
-    Batch all({s});
-    bd::detail::compute_forces(lj, all.batch, 0, 1, false);
-    const auto g = all.forces();
-    for (std::size_t k = 0; k < f.size(); ++k)
-      CHECK(std::abs(f[k] - g[k]) < 1e-11 * std::max(1.0, std::abs(f[k])));
-    CHECK(std::abs(all.systems()[0].energy - b.systems()[0].energy) < 1e-11);
+  SUBCASE("Lennard-Jones") {
+    bd::LennardJones cut;
+    cut.epsilon = 1.5;
+    cut.sigma = 0.9;
+    cut.cutoff = 1.6;  // between the first and second neighbour shells: some pairs are cut
+    check_forces(bd::LennardJones{}, s);
+    check_forces(cut, s);
+  }
+  SUBCASE("Morse") {
+    bd::Morse morse;
+    morse.depth = 0.8;
+    morse.alpha = 3.0;
+    morse.r0 = lj_nn;
+    check_forces(morse, s);
+    morse.cutoff = 1.6;
+    check_forces(morse, s);
   }
 }
 
@@ -445,4 +488,101 @@ TEST_CASE("bad parameters throw baton::Error naming the parameter") {
   Batch b({cluster(13, 1)});
   names([&] { fire.advance(b.batch, -1); }, "max_steps = -1");
   names([&] { fire.enter(b.batch, 0, 2); }, "slots [0, 2)");
+}
+
+TEST_CASE("Morse pair energies: the well, and continuity of the shifted energy at the cutoff") {
+  const auto pair = [](const bd::Morse& m, double r) {
+    bd::HostSystem s;
+    s.species = {"Cu", "Cu"};
+    s.positions = {0, 0, 0, 0, r, 0};
+    Batch b({s});
+    bd::compute_forces(m, b.batch, 0, 1);
+    return b.systems()[0];
+  };
+  bd::Morse m;
+  m.depth = 0.34;
+  m.alpha = 1.36;
+  m.r0 = 2.87;
+  CHECK(pair(m, m.r0).energy == doctest::Approx(-0.34).epsilon(1e-14));
+  CHECK(pair(m, m.r0).fmax < 1e-14);
+  const double r = 3.5, e1 = std::exp(-m.alpha * (r - m.r0));
+  CHECK(pair(m, r).energy == doctest::Approx(m.depth * (e1 * e1 - 2 * e1)).epsilon(1e-13));
+  CHECK(pair(m, r).fmax == doctest::Approx(2 * m.depth * m.alpha * (e1 - e1 * e1)).epsilon(1e-13));
+  m.cutoff = 6;
+  CHECK(std::abs(pair(m, m.cutoff * (1 - 1e-9)).energy) < 1e-9);
+  CHECK(pair(m, m.cutoff * (1 + 1e-9)).energy == 0);
+  const auto names = [](bd::Morse bad, const char* what) {
+    const std::string text = error_text([&] { bd::FireStage s(bad); });
+    CAPTURE(text);
+    CHECK(text.find(std::string("baton::dynamics::Morse: ") + what) != std::string::npos);
+  };
+  bd::Morse bad;
+  bad.depth = 0;
+  names(bad, "depth = 0");
+  bad = {};
+  bad.alpha = -1;
+  names(bad, "alpha = -1");
+  bad = {};
+  bad.r0 = NAN;
+  names(bad, "r0 = nan");
+}
+
+namespace {
+
+// A potential written the way a user writes one (docs/dynamics.md): a harmonic spring between
+// atoms closer than `reach`, E = k/2 (r - r0)^2 - k/2 (reach - r0)^2 (zero at reach).
+struct Springs {
+  double k = 5, r0 = 1.1, reach = 1.5;
+  Springs kernel() const {
+    if (!(k > 0 && r0 > 0 && reach > r0))
+      throw baton::Error("Springs: need k > 0 and reach > r0 > 0");
+    return *this;
+  }
+  KOKKOS_FUNCTION double cutoff_squared() const { return reach * reach; }
+  KOKKOS_FUNCTION void pair(int, int, double r2, double& energy, double& force_over_r) const {
+    const double r = bd::detail::math_sqrt(r2);  // Kokkos::sqrt from Kokkos 3.7 on
+    energy = 0.5 * k * ((r - r0) * (r - r0) - (reach - r0) * (reach - r0));
+    force_over_r = -k * (r - r0) / r;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a potential from user code runs in every stage, with forces, energy and virial") {
+  const bd::HostSystem s = cluster(13, 4, 0.1);
+  check_forces(Springs{}, s);
+
+  bd::FireStage fire(Springs{});
+  static_assert(std::is_same_v<decltype(fire), bd::FireStage<Springs>>);
+  Batch relaxed({s, cluster(19, 5, 0.1)});
+  run(fire, relaxed, 40);
+  for (const auto& r : relaxed.systems())
+    CHECK(r.fmax <= fire.params().fmax);
+
+  bd::VerletParams vp;
+  vp.steps = 200;
+  vp.temperature = 0.05;
+  bd::VerletStage nve(Springs{}, vp);
+  bd::LangevinParams lp;
+  lp.steps = 200;
+  bd::LangevinStage langevin(Springs{}, lp);
+  for (baton::pipeline::Stage* stage : {static_cast<baton::pipeline::Stage*>(&nve),
+                                        static_cast<baton::pipeline::Stage*>(&langevin)}) {
+    CAPTURE(stage->name());
+    Batch b({s});
+    run(*stage, b, 64);
+    CHECK(b.steps()[0] == 200);
+    // On finishing, the stage leaves energy, forces and virial of the final positions.
+    const auto out = b.systems()[0];
+    Batch fresh({out});
+    bd::compute_forces(Springs{}, fresh.batch, 0, 1);
+    CHECK(fresh.systems()[0].energy == out.energy);
+    CHECK(fresh.forces() == b.forces());
+    CHECK(virial_of(fresh, 0) == virial_of(b, 0));
+  }
+  CHECK(error_text([] {
+          Springs bad;
+          bad.reach = 0.5;
+          bd::VerletStage stage(bad);
+        }).find("reach > r0") != std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/runtime/error.hpp>
@@ -115,6 +116,58 @@ TEST_CASE("every system leaves the last stage exactly once, identical at any ran
     for (const HostSystem& sys : reference)
       steps_differ = steps_differ || sys.stage_steps[0] != reference.front().stage_steps[0];
     CHECK(steps_differ);
+  }
+}
+
+namespace {
+
+// A user's pair potential (see docs/dynamics.md): Lennard-Jones plus a Gaussian bump that keeps
+// atoms apart near r = 1.2, E = 4 (r^-12 - r^-6) + a exp(-(r - 1.2)^2 / w^2), no cutoff.
+struct BumpyLj {
+  double a = 0.3, w = 0.1;
+  BumpyLj kernel() const {
+    if (!(a >= 0 && w > 0))
+      throw baton::Error("BumpyLj: need a >= 0 and w > 0");
+    return *this;
+  }
+  KOKKOS_FUNCTION double cutoff_squared() const { return 1e300; }
+  KOKKOS_FUNCTION void pair(int, int, double r2, double& energy, double& force_over_r) const {
+    const double r = dyn::detail::math_sqrt(r2), u = (r - 1.2) / w;
+    const double bump = a * dyn::detail::math_exp(-u * u), inv6 = 1 / (r2 * r2 * r2);
+    energy = 4 * inv6 * (inv6 - 1) + bump;
+    force_over_r = 24 * inv6 * (2 * inv6 - 1) / r2 + 2 * bump * u / (w * r);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("stages over Morse and over a user's potential: identical at any rank count") {
+  const Communicator& world = baton::test::world();
+  const std::vector<HostSystem> in = input(9);
+  dyn::Morse morse;
+  morse.alpha = 6;
+  morse.r0 = 1.12;
+  morse.cutoff = 2.5;
+  dyn::FireParams fire;
+  fire.fmax = 1e-4;
+  dyn::VerletParams nve;
+  nve.steps = 50;
+  nve.temperature = 0.05;
+  const auto pipeline = [&] {
+    return make_stage<dyn::FireStage>({4, 80}, morse, fire) |
+           make_stage<dyn::VerletStage>({4, 80}, BumpyLj{}, nve);
+  };
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), pipeline(), Settings{}, in);
+  const std::vector<HostSystem> out =
+      run(world, pipeline(), Settings{}, world.rank() == 0 ? in : std::vector<HostSystem>{});
+  if (world.rank() == 0) {
+    check_identical(out, reference);
+    for (const HostSystem& sys : out) {
+      CHECK(sys.stage_steps[1] == 50);
+      CHECK(std::isfinite(sys.energy));
+    }
   }
 }
 

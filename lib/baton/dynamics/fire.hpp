@@ -4,7 +4,14 @@
 
 #include <string>
 
+#include <algorithm>
+
+#include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
+#include "baton/dynamics/morse.hpp"
+#include "baton/dynamics/potential.hpp"
+#include "baton/dynamics/team.hpp"
 #include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
@@ -29,13 +36,15 @@ struct FireParams {
 /// Throws baton::Error naming the parameter when `p` is not usable.
 void validate(const FireParams& p);
 
-/// The "fire" stage: relaxes every system to fmax <= params.fmax. Per-system state (dt, alpha,
-/// steps since P <= 0) lives in batch.scratch (0: not started). enter() zeroes velocities and
-/// computes forces; a system is Finished when converged (checked before each step, so a relaxed
-/// system takes 0 steps) or after params.max_steps steps.
+/// The "fire" stage over any potential (potential.hpp): relaxes every system to fmax <=
+/// params.fmax. Per-system state (dt, alpha, steps since P <= 0) lives in batch.scratch (0: not
+/// started). enter() zeroes velocities and computes forces; a system is Finished when converged
+/// (checked before each step, so a relaxed system takes 0 steps) or after params.max_steps steps,
+/// with its forces, energy, fmax and virial current.
+template <class Potential = LennardJones>
 class FireStage : public pipeline::Stage {
  public:
-  explicit FireStage(LennardJones lj = {}, FireParams params = {});
+  explicit FireStage(Potential potential = {}, FireParams params = {});
   std::string name() const override { return "fire"; }
   void enter(SystemsBatch& batch, int first, int n) override;
   void advance(SystemsBatch& batch, int max_steps) override;
@@ -43,15 +52,160 @@ class FireStage : public pipeline::Stage {
   double cost_estimate() const override;
   long step_limit() const override { return params_.max_steps; }
 
-  const LennardJones& potential() const noexcept { return lj_; }
+  const Potential& potential() const noexcept { return potential_; }
   const FireParams& params() const noexcept { return params_; }
 
   /// Typical steps to fmax 1e-6 for perturbed LJ13 / LJ55 with the default parameters.
   static constexpr double typical_fire_steps = 200;
 
  private:
-  LennardJones lj_;
+  Potential potential_;
   FireParams params_;
 };
+
+// Implementation.
+
+template <class Potential>
+FireStage<Potential>::FireStage(Potential potential, FireParams params)
+    : potential_(std::move(potential)), params_(params) {
+  (void)potential_.kernel();  // checks the potential's parameters
+  validate(params_);
+}
+
+template <class Potential>
+double FireStage<Potential>::cost_estimate() const {
+  return std::min(static_cast<double>(params_.max_steps), typical_fire_steps);
+}
+
+template <class Potential>
+void FireStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
+  detail::check_slots("FireStage::enter", batch, first, n);
+  const auto v = batch.velocities;
+  const auto offset = batch.offset;
+  const auto count = batch.count;
+  Kokkos::parallel_for(
+      "baton::dynamics::fire_enter", detail::system_teams(n),
+      KOKKOS_LAMBDA(const detail::TeamMember& team) {
+        const int s = first + team.league_rank();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offset(s), offset(s) + count(s)),
+                             [&](int i) { v(i, 0) = v(i, 1) = v(i, 2) = 0; });
+      });
+  compute_forces(potential_, batch, first, n);
+}
+
+template <class Potential>
+void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
+  detail::check_max_steps("FireStage::advance", max_steps);
+  const int n = batch.num_systems();
+  if (n == 0 || max_steps == 0)
+    return;
+  const auto pot = potential_.kernel();
+  const FireParams p = params_;
+  const auto x = batch.positions;
+  const auto v = batch.velocities;
+  const auto f = batch.forces;
+  const auto species = batch.species;
+  const auto mass = batch.masses;
+  const auto offset = batch.offset;
+  const auto count = batch.count;
+  const auto status = batch.status;
+  const detail::ForceOutputs out(batch);
+  const auto steps = batch.steps;
+  const auto scratch = batch.scratch;
+  constexpr int active = static_cast<int>(SystemStatus::Active);
+  Kokkos::parallel_for(
+      "baton::dynamics::fire", detail::system_teams(n),
+      KOKKOS_LAMBDA(const detail::TeamMember& team) {
+        const int s = team.league_rank();
+        if (status(s) != active)
+          return;
+        const int b = offset(s), e = offset(s) + count(s);
+        double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
+        if (dt == 0) {  // first step of this system here
+          dt = p.dt;
+          alpha = p.alpha_start;
+          n_pos = 0;
+        }
+        SystemForces r;
+        r.energy = out.energy(s);
+        r.fmax = out.fmax(s);
+        std::int64_t taken = steps(s);
+        bool done = false;
+        for (int k = 0;; ++k) {
+          if (r.fmax <= p.fmax || taken >= p.max_steps) {
+            done = true;
+            break;
+          }
+          if (k == max_steps)
+            break;
+          // FIRE: P = F.v decides between mixing v towards F (and speeding up) and a restart.
+          const double power = detail::team_sum(team, b, e, [&](int i) {
+            return f(i, 0) * v(i, 0) + f(i, 1) * v(i, 1) + f(i, 2) * v(i, 2);
+          });
+          double keep = 0, mix = 0;
+          if (power >= 0) {
+            const double v2 = detail::team_sum(team, b, e, [&](int i) {
+              return v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2);
+            });
+            const double f2 = detail::team_sum(team, b, e, [&](int i) {
+              return f(i, 0) * f(i, 0) + f(i, 1) * f(i, 1) + f(i, 2) * f(i, 2);
+            });
+            keep = 1 - alpha;
+            mix = alpha * detail::math_sqrt(v2 / f2);
+            if (n_pos > p.n_min) {
+              dt = dt * p.f_inc < p.dt_max ? dt * p.f_inc : p.dt_max;
+              alpha *= p.f_alpha;
+            }
+            n_pos += 1;
+          } else {
+            if (p.half_step_back) {  // FIRE 2.0: undo half of the last move uphill
+              const double back = 0.5 * dt;
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
+                for (int d = 0; d < 3; ++d)
+                  x(i, d) -= back * v(i, d);
+              });
+            }
+            dt *= p.f_dec;
+            alpha = p.alpha_start;
+            n_pos = 0;
+          }
+          // Semi-implicit Euler step, no atom moving more than max_step.
+          const double step_dt = dt;
+          const double v2max = detail::team_max(team, b, e, [&](int i) {
+            const double im = step_dt / mass(i);
+            double v2i = 0;
+            for (int d = 0; d < 3; ++d) {
+              v(i, d) = keep * v(i, d) + mix * f(i, d) + im * f(i, d);
+              v2i += v(i, d) * v(i, d);
+            }
+            return v2i;
+          });
+          const double vmax = detail::math_sqrt(v2max);
+          const double move = dt * vmax > p.max_step ? p.max_step / vmax : dt;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
+            x(i, 0) += move * v(i, 0);
+            x(i, 1) += move * v(i, 1);
+            x(i, 2) += move * v(i, 2);
+          });
+          team.team_barrier();
+          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, r);
+          ++taken;
+        }
+        if (done)  // once more with the virial, at the final positions
+          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, r);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          scratch(s, 0) = dt;
+          scratch(s, 1) = alpha;
+          scratch(s, 2) = n_pos;
+          detail::store(out, s, r, done);
+          steps(s) = taken;
+          if (done)
+            status(s) = static_cast<int>(SystemStatus::Finished);
+        });
+      });
+}
+
+extern template class FireStage<LennardJones>;
+extern template class FireStage<Morse>;
 
 }  // namespace baton::dynamics

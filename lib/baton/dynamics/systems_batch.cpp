@@ -35,6 +35,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   id = alloc<view<std::int64_t*>>("id", ns);
   energy = alloc<view<double*>>("energy", ns);
   fmax = alloc<view<double*>>("fmax", ns);
+  virial = alloc<view<double* [6]>>("virial", ns);
   steps = alloc<view<std::int64_t*>>("steps", ns);
   stage_steps = view<std::int64_t**>(Kokkos::view_alloc(std::string("baton::batch::stage_steps")),
                                      ns, num_stages > 0 ? num_stages : 1);
@@ -151,6 +152,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   view<double*> s_energy("s_energy", n_move), s_fmax("s_fmax", n_move);
   view<std::int64_t**> s_stage("s_stage", n_move, stages);
   view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
+  view<double* [6]> s_virial("s_virial", n_move);
   auto ids = b.id;
   auto st = b.steps;
   auto en = b.energy;
@@ -158,6 +160,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   auto stage = b.stage_steps;
   auto stat = b.status;
   auto scr = b.scratch;
+  auto vir = b.virial;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
@@ -172,6 +175,8 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           s_stage(k, j) = stage(src, j);
         for (int j = 0; j < batch_scratch_size; ++j)
           s_scratch(k, j) = scr(src, j);
+        for (int j = 0; j < 6; ++j)
+          s_virial(k, j) = vir(src, j);
       });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
@@ -188,6 +193,8 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           stage(dst, j) = s_stage(k, j);
         for (int j = 0; j < batch_scratch_size; ++j)
           scr(dst, j) = s_scratch(k, j);
+        for (int j = 0; j < 6; ++j)
+          vir(dst, j) = s_virial(k, j);
       });
   auto sys = b.system_of_atom;
   Kokkos::parallel_for(

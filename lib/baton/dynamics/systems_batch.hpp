@@ -62,11 +62,14 @@ class SystemsBatch {
   view<int*> system_of_atom;  ///< slot of the atom's system
 
   // Per system slot (rows [0, num_systems()) are in use).
-  view<int*> offset;                 ///< first atom row
-  view<int*> count;                  ///< number of atoms
-  view<std::int64_t*> id;            ///< system id
-  view<double*> energy;              ///< potential energy (set by the force call)
-  view<double*> fmax;                ///< largest atom force norm (set by the force call)
+  view<int*> offset;       ///< first atom row
+  view<int*> count;        ///< number of atoms
+  view<std::int64_t*> id;  ///< system id
+  view<double*> energy;    ///< potential energy (set by the force call)
+  view<double*> fmax;      ///< largest atom force norm (set by the force call)
+  /// Pair virial sum r_ij (x) F_ij: xx, yy, zz, xy, xz, yz (energy units), set when forces are
+  /// computed on entry to a stage and when the stage finishes the system (not every step).
+  view<double* [6]> virial;
   view<std::int64_t*> steps;         ///< steps taken in the current stage
   view<std::int64_t**> stage_steps;  ///< [slot][stage]: steps each finished stage took
   view<int*> status;                 ///< SystemStatus as int

@@ -35,6 +35,18 @@ StageSpec make_stage(dynamics::BatchCapacity capacity, Args... args) {
   return spec;
 }
 
+/// The same for a stage class template, its arguments deduced from `args` as in `S s(args...)`:
+/// `make_stage<dynamics::FireStage>(capacity, dynamics::Morse{}, fire)` makes a
+/// `FireStage<Morse>`.
+template <template <class...> class S, class... Args>
+StageSpec make_stage(dynamics::BatchCapacity capacity, Args... args) {
+  StageSpec spec;
+  spec.make = [args...] { return std::unique_ptr<Stage>(new S(args...)); };
+  spec.name = spec.make()->name();
+  spec.capacity = capacity;
+  return spec;
+}
+
 /// Stages in order. `a | b` chains two pipelines (or stages) into one, renumbered 0..n-1.
 class Pipeline {
  public:

@@ -1,0 +1,179 @@
+#pragma once
+/// \file
+/// What a potential is to Baton's stages (FireStage, VerletStage, LangevinStage and
+/// compute_forces are templates over it), and the pair loop that turns a pair potential into
+/// forces, energy and virial inside a system's team.
+///
+/// A potential is a host object `P` (its parameters) with
+///
+///     K kernel() const;
+///
+/// which checks the parameters (throwing baton::Error that names the bad one) and returns what the
+/// kernels use: a trivially copyable object `K`, copied into every kernel. A pair potential's `K`
+/// has two device functions:
+///
+///     KOKKOS_FUNCTION double cutoff_squared() const;  // pairs with r^2 >= this do not interact
+///     KOKKOS_FUNCTION void pair(int species_i, int species_j, double r2,
+///                               double& energy, double& force_over_r) const;
+///
+/// `pair` gives the pair's energy at squared distance r2 < cutoff_squared() and -dE/dr / r, so that
+/// the force on atom i from atom j is force_over_r * (x_i - x_j). `species_i` and `species_j` are
+/// the atoms' indices in the caller's SpeciesTable. `K` may be `P` itself (`P kernel() const`
+/// returning a checked copy). See docs/dynamics.md for a complete example.
+
+#include <Kokkos_Core.hpp>
+#include <type_traits>
+#include <utility>
+
+#include "baton/dynamics/random.hpp"
+#include "baton/dynamics/team.hpp"
+
+namespace baton::dynamics {
+
+/// What a force evaluation gives for one system.
+struct SystemForces {
+  double energy = 0;
+  double fmax = 0;  ///< largest atom force norm
+  /// Sum over pairs of r_ij (x) F_ij (r_ij = x_i - x_j, F_ij the force on i from j): xx, yy, zz,
+  /// xy, xz, yz, in energy units (LAMMPS' convention; pressure = (N k T + trace / 3) / V).
+  /// Computed only where asked (see team_forces), otherwise 0.
+  double virial[6] = {0, 0, 0, 0, 0, 0};
+};
+
+/// The kernel object of potential P.
+template <class P>
+using kernel_t = decltype(std::declval<const P&>().kernel());
+
+namespace detail {
+
+template <class K, class = void>
+struct is_pair_kernel : std::false_type {};
+template <class K>
+struct is_pair_kernel<K,
+                      std::void_t<decltype(std::declval<const K&>().pair(
+                                      0, 0, 0.0, std::declval<double&>(), std::declval<double&>())),
+                                  decltype(std::declval<const K&>().cutoff_squared())>>
+    : std::true_type {};
+
+/// Pair contributions to the six virial components.
+KOKKOS_INLINE_FUNCTION void add_pair_virial(double* w, double s, double dx, double dy, double dz) {
+  w[0] += s * dx * dx;
+  w[1] += s * dy * dy;
+  w[2] += s * dz * dz;
+  w[3] += s * dx * dy;
+  w[4] += s * dx * dz;
+  w[5] += s * dy * dz;
+}
+
+/// Forces on atoms [begin, end) of one system from all its pairs; every thread of the team gets the
+/// system's energy and fmax (and the virial when `Virial`). HalfPairs: one thread, pairs i < j once
+/// (host); otherwise the team's threads share the atoms i and loop over all j != i (no atomics),
+/// and the virial, when asked, takes six more passes over the pairs (it is asked once per system
+/// per stage, not per step).
+template <bool HalfPairs, bool Virial, class K>
+KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& pot,
+                                             const Positions& x, const SpeciesView& species,
+                                             const Positions& f, int begin, int end,
+                                             SystemForces& out) {
+  const double rc2 = pot.cutoff_squared();
+  double e = 0;
+  double w[6] = {0, 0, 0, 0, 0, 0};
+  if constexpr (HalfPairs) {
+    // One thread, pairs i < j once, Newton's third law; raw pointers into the LayoutRight rows.
+    const double* __restrict xp = &x(0, 0);
+    const int* __restrict sp = &species(0);
+    double* __restrict fp = &f(0, 0);
+    for (int i = 3 * begin; i < 3 * end; ++i)
+      fp[i] = 0;
+    for (int i = begin; i < end; ++i) {
+      const double xi = xp[3 * i], yi = xp[3 * i + 1], zi = xp[3 * i + 2];
+      const int si = sp[i];
+      double fx = 0, fy = 0, fz = 0;
+      for (int j = i + 1; j < end; ++j) {
+        const double dx = xi - xp[3 * j], dy = yi - xp[3 * j + 1], dz = zi - xp[3 * j + 2];
+        const double r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 < rc2) {
+          double pe = 0, s = 0;
+          pot.pair(si, sp[j], r2, pe, s);
+          e += pe;
+          fx += s * dx;
+          fy += s * dy;
+          fz += s * dz;
+          fp[3 * j] -= s * dx;
+          fp[3 * j + 1] -= s * dy;
+          fp[3 * j + 2] -= s * dz;
+          if constexpr (Virial)
+            add_pair_virial(w, s, dx, dy, dz);
+        }
+      }
+      fp[3 * i] += fx;
+      fp[3 * i + 1] += fy;
+      fp[3 * i + 2] += fz;
+    }
+  } else {
+    e = 0.5 * team_sum(team, begin, end, [&](int i) {
+          const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+          const int si = species(i);
+          double fx = 0, fy = 0, fz = 0, ei = 0;
+          for (int j = begin; j < end; ++j) {
+            const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (j != i && r2 < rc2) {
+              double pe = 0, s = 0;
+              pot.pair(si, species(j), r2, pe, s);
+              ei += pe;
+              fx += s * dx;
+              fy += s * dy;
+              fz += s * dz;
+            }
+          }
+          f(i, 0) = fx;
+          f(i, 1) = fy;
+          f(i, 2) = fz;
+          return ei;
+        });
+    if constexpr (Virial) {
+      for (int c = 0; c < 6; ++c) {
+        const int a = c < 3 ? c : (c == 5 ? 1 : 0);
+        const int b = c < 3 ? c : (c == 3 ? 1 : 2);
+        w[c] = 0.5 * team_sum(team, begin, end, [&](int i) {
+                 double wi = 0;
+                 for (int j = begin; j < end; ++j) {
+                   double d[3] = {x(i, 0) - x(j, 0), x(i, 1) - x(j, 1), x(i, 2) - x(j, 2)};
+                   const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                   if (j != i && r2 < rc2) {
+                     double pe = 0, s = 0;
+                     pot.pair(species(i), species(j), r2, pe, s);
+                     wi += s * d[a] * d[b];
+                   }
+                 }
+                 return wi;
+               });
+      }
+    }
+  }
+  team.team_barrier();
+  const double f2 = team_max(team, begin, end, [&](int i) {
+    return f(i, 0) * f(i, 0) + f(i, 1) * f(i, 1) + f(i, 2) * f(i, 2);
+  });
+  out.energy = e;
+  out.fmax = math_sqrt(f2);
+  for (int c = 0; c < 6; ++c)
+    out.virial[c] = w[c];
+}
+
+/// Forces of potential kernel `pot` on one system (see team_pair_forces).
+template <bool HalfPairs, bool Virial, class K>
+KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot, const Positions& x,
+                                        const SpeciesView& species, const Positions& f, int begin,
+                                        int end, SystemForces& out) {
+  static_assert(is_pair_kernel<K>::value,
+                "a potential's kernel() must return an object with KOKKOS_FUNCTION members "
+                "cutoff_squared() and pair(species_i, species_j, r2, energy, force_over_r) "
+                "(see baton/dynamics/potential.hpp)");
+  team_pair_forces<HalfPairs, Virial>(team, pot, x, species, f, begin, end, out);
+}
+
+}  // namespace detail
+
+}  // namespace baton::dynamics

@@ -1,5 +1,6 @@
-// baton-pipeline: batches of Lennard-Jones clusters through stages of dynamics (FIRE relaxation,
-// Langevin, NVE), the stages spread over MPI ranks, finished systems handed from rank to rank.
+// baton-pipeline: batches of clusters (Lennard-Jones or Morse) through stages of dynamics (FIRE
+// relaxation, Langevin, NVE), the stages spread over MPI ranks, finished systems handed from rank
+// to rank.
 //   mpiexec -n 2 baton-pipeline                      (built-in example: 200 perturbed LJ clusters)
 //   srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz
 // Every option can also come from a config file (--config run.cfg, lines "fmax = 1e-5").
@@ -34,12 +35,14 @@ namespace {
 
 struct Options {
   std::string stages, input, output, mode, progress, ranks_per_stage, sizes, json, csv, trace;
+  std::string potential;
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
   std::uint64_t seed = 0;
   double amplitude = 0;
   bool synchronized = false, debug = false, no_shift = false;
   dyn::LennardJones lj;
+  dyn::Morse morse;
   dyn::FireParams fire;
   dyn::LangevinParams langevin;
   dyn::VerletParams nve;
@@ -62,23 +65,51 @@ std::vector<int> int_list(const std::string& text, const char* what) {
   return out;
 }
 
-pl::Pipeline build_pipeline(const Options& o) {
+template <class Potential>
+pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
   const dyn::BatchCapacity cap{o.capacity_systems, o.capacity_atoms};
   pl::Pipeline p;
   std::stringstream in(o.stages);
   for (std::string name; std::getline(in, name, ',');) {
     if (name == "fire")
-      p = p | pl::make_stage<dyn::FireStage>(cap, o.lj, o.fire);
+      p = p | pl::make_stage<dyn::FireStage>(cap, potential, o.fire);
     else if (name == "langevin")
-      p = p | pl::make_stage<dyn::LangevinStage>(cap, o.lj, o.langevin);
+      p = p | pl::make_stage<dyn::LangevinStage>(cap, potential, o.langevin);
     else if (name == "nve")
-      p = p | pl::make_stage<dyn::VerletStage>(cap, o.lj, o.nve);
+      p = p | pl::make_stage<dyn::VerletStage>(cap, potential, o.nve);
     else
       throw app::UsageError("--stages: unknown stage '" + name +
                             "' (choose from fire, langevin, nve)");
   }
   app::require(p.size() > 0, "stages", "give at least one stage, e.g. fire,langevin,nve");
   return p;
+}
+
+// The stages of --stages over the potential of --potential.
+pl::Pipeline build_pipeline(const Options& o) {
+  if (o.potential == "lj")
+    return build_pipeline(o, o.lj);
+  if (o.potential == "morse")
+    return build_pipeline(o, o.morse);
+  throw app::UsageError("--potential: unknown potential '" + o.potential +
+                        "' (choose from lj, morse)");
+}
+
+// The potential's options, checked before the stages (which check them again) are built, so that
+// an error names the option. Throws app::UsageError.
+void check_potential_options(const Options& o) {
+  for (const auto& [v, name] : {std::pair{o.lj.epsilon, "epsilon"}, {o.lj.sigma, "sigma"}}) {
+    app::require_finite(v, name);
+    app::require(v > 0, name, "must be greater than 0");
+  }
+  for (const auto& [v, name] : {std::pair{o.morse.depth, "morse-depth"},
+                                {o.morse.alpha, "morse-alpha"},
+                                {o.morse.r0, "morse-r0"}}) {
+    app::require_finite(v, name);
+    app::require(v > 0, name, "must be greater than 0");
+  }
+  app::require_finite(o.lj.cutoff, "cutoff");
+  app::require(o.lj.cutoff >= 0, "cutoff", "must be 0 (none) or more");
 }
 
 // Every option checked before any work: ranges, finite numbers, files that exist or can be written,
@@ -91,12 +122,6 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(!o.input.empty() || o.systems >= 1, "systems", "must be at least 1");
   app::require_finite(o.amplitude, "amplitude");
   app::require(o.amplitude >= 0, "amplitude", "must be 0 or more");
-  for (const auto& [v, name] : {std::pair{o.lj.epsilon, "epsilon"}, {o.lj.sigma, "sigma"}}) {
-    app::require_finite(v, name);
-    app::require(v > 0, name, "must be greater than 0");
-  }
-  app::require_finite(o.lj.cutoff, "cutoff");
-  app::require(o.lj.cutoff >= 0, "cutoff", "must be 0 (none) or more");
   app::require_finite(o.fire.fmax, "fmax");
   app::require(o.fire.fmax >= 0, "fmax", "must be 0 or more");
   app::require_finite(o.fire.dt, "fire-dt");
@@ -300,7 +325,8 @@ int main(int argc, char** argv) {
   Options o;
   app::AppSpec spec{"baton-pipeline", po::options_description("Options"), {}, "config", "", ""};
   spec.usage =
-      "baton-pipeline: batches of Lennard-Jones clusters through stages of dynamics (FIRE, "
+      "baton-pipeline: batches of clusters (Lennard-Jones or Morse) through stages of dynamics "
+      "(FIRE, "
       "Langevin, NVE) spread over MPI ranks\n"
       "  mpiexec -n 2 baton-pipeline        (built-in example: 200 perturbed LJ clusters)\n"
       "  srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz\n"
@@ -316,10 +342,14 @@ int main(int argc, char** argv) {
     ("seed", app::value(&o.seed, std::uint64_t{1}), "built-in input: random seed")
     ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
     ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none")
-    ("epsilon", app::value(&o.lj.epsilon, 1.0), "LJ epsilon (> 0)")
-    ("sigma", app::value(&o.lj.sigma, 1.0), "LJ sigma (> 0)")
-    ("cutoff", app::value(&o.lj.cutoff, 3.0), "LJ cutoff (0: none)")
-    ("no-shift", po::bool_switch(&o.no_shift), "do not shift the LJ energy to 0 at the cutoff")
+    ("potential", app::value(&o.potential, std::string("lj")), "pair potential: lj (Lennard-Jones) or morse")
+    ("epsilon", app::value(&o.lj.epsilon, 1.0), "lj: epsilon (> 0)")
+    ("sigma", app::value(&o.lj.sigma, 1.0), "lj: sigma (> 0)")
+    ("morse-depth", app::value(&o.morse.depth, 1.0), "morse: well depth D0 (> 0)")
+    ("morse-alpha", app::value(&o.morse.alpha, 6.0), "morse: width alpha (> 0, 1 / length)")
+    ("morse-r0", app::value(&o.morse.r0, 1.12), "morse: equilibrium distance r0 (> 0)")
+    ("cutoff", app::value(&o.lj.cutoff, 3.0), "pair cutoff (0: none)")
+    ("no-shift", po::bool_switch(&o.no_shift), "do not shift the pair energy to 0 at the cutoff")
     ("fmax", app::value(&o.fire.fmax, 1e-6), "fire: converged at this largest force (>= 0)")
     ("fire-dt", app::value(&o.fire.dt, o.fire.dt), "fire: initial time step (> 0)")
     ("fire-dt-max", app::value(&o.fire.dt_max, o.fire.dt_max), "fire: largest time step (>= fire-dt)")
@@ -352,9 +382,11 @@ int main(int argc, char** argv) {
                     baton::on_every_rank(
                         world,
                         [&] {
-                          o.lj.shift = !o.no_shift;
+                          o.lj.shift = o.morse.shift = !o.no_shift;
+                          o.morse.cutoff = o.lj.cutoff;
                           o.nve.dt = o.langevin.dt;
                           o.nve.seed = o.langevin.seed = o.seed;
+                          check_potential_options(o);
                           pipeline = build_pipeline(o);
                           check_options(o, pipeline, world.size());
                           try {

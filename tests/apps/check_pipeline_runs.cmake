@@ -58,6 +58,27 @@ foreach(run IN LISTS runs)
   endif()
 endforeach()
 
+# The same systems with --potential morse: identical at 1 and 2 ranks, and not the LJ results.
+foreach(np 1 2)
+  set(file ${WORK}/morse.np${np}.xyz)
+  launch(${np} ${common} --potential morse --morse-alpha 5 --output ${file})
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "10 systems in .* pipeline efficiency")
+    message(FATAL_ERROR "baton-pipeline -n ${np} --potential morse failed (${rc}):\n${out}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/morse.np1.xyz ${WORK}/morse.np2.xyz
+                RESULT_VARIABLE diff)
+if(NOT diff EQUAL 0)
+  message(FATAL_ERROR "--potential morse: the results at 1 and 2 ranks differ")
+endif()
+file(STRINGS ${WORK}/morse.np1.xyz morse_energies REGEX "system_id=0 ")
+file(STRINGS ${first} lj_energies REGEX "system_id=0 ")
+string(REGEX MATCH "energy=[-0-9.e+]+" morse_energy "${morse_energies}")
+string(REGEX MATCH "energy=[-0-9.e+]+" lj_energy "${lj_energies}")
+if(morse_energy STREQUAL "" OR morse_energy STREQUAL lj_energy)
+  message(FATAL_ERROR "--potential morse: system 0 has '${morse_energy}', LJ '${lj_energy}'")
+endif()
+
 # Bad input and settings: an error naming the problem, exit code 2 (bad option or input), no hang.
 file(WRITE ${WORK}/bad.xyz "2\nProperties=species:S:1:pos:R:3\nAr 0 0 0\nAr 1.0 x 0\n")
 # np | arguments separated by ^ | expected text
@@ -66,7 +87,9 @@ set(cases "2|--input^${WORK}/bad.xyz|bad.xyz:4:"
           "2|--capacity-atoms^20|largest input system has 55 atoms"
           "3|--ranks-per-stage^1,1|--ranks-per-stage: '1,1' must give 3 counts"
           "1|--mode^eager|sync, async_recv or fully_async"
-          "2|--fmax^-1|fmax")
+          "2|--fmax^-1|fmax"
+          "2|--potential^eam|unknown potential 'eam' \\(choose from lj, morse\\)"
+          "2|--potential^morse^--morse-alpha^0|--morse-alpha: must be greater than 0")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 np)
@@ -78,4 +101,4 @@ foreach(case IN LISTS cases)
     message(FATAL_ERROR "baton-pipeline ${args}: expected exit code 2 and '${expected}', got (${rc}):\n${out}")
   endif()
 endforeach()
-message(STATUS "baton-pipeline runs: identical results at 1-3 ranks in every mode; bad input rejected")
+message(STATUS "baton-pipeline runs: identical results at 1-3 ranks in every mode and with Morse; bad input rejected")

@@ -3,6 +3,7 @@
 /// One atomic system on the host: what the extended-XYZ reader returns and the writer takes, and
 /// what the pipeline's input and results are made of.
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -10,9 +11,15 @@
 
 namespace baton::dynamics {
 
-/// One system (cluster) of `size()` atoms. Positions and velocities are xyz triples, atom by atom.
+/// One system of `size()` atoms: a cluster, or a periodic cell. Positions and velocities are xyz
+/// triples, atom by atom.
 struct HostSystem {
   std::int64_t id = 0;               ///< system id, kept through every stage
+  /// Cell vectors a, b, c as rows: a_x a_y a_z b_x b_y b_z c_x c_y c_z (extended XYZ's `Lattice`).
+  /// All zero: no cell (an isolated cluster).
+  std::array<double, 9> cell{};
+  /// Periodic along a, b, c (extended XYZ's `pbc`); only with a cell.
+  std::array<bool, 3> pbc{false, false, false};
   std::vector<std::string> species;  ///< one label per atom (LJ treats all atoms alike)
   std::vector<double> positions;     ///< 3 * size()
   std::vector<double> velocities;    ///< 3 * size(), or empty (zero)
@@ -23,6 +30,13 @@ struct HostSystem {
       stage_steps;  ///< steps taken in each stage, in stage order (may be empty)
 
   std::size_t size() const noexcept { return species.size(); }
+  /// True when the system has a cell (some cell entry is not zero).
+  bool has_cell() const noexcept {
+    for (double c : cell)
+      if (c != 0)
+        return true;
+    return false;
+  }
 };
 
 /// Species labels as small integers (the batch stores the integer). Labels get indices in order of

@@ -4,11 +4,14 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <array>
+#include <baton/dynamics/cell.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/forces.hpp>
 #include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
@@ -585,4 +588,165 @@ TEST_CASE("a potential from user code runs in every stage, with forces, energy a
           bad.reach = 0.5;
           bd::VerletStage stage(bad);
         }).find("reach > r0") != std::string::npos);
+}
+
+namespace {
+
+// An fcc crystal of n x n x n cubic cells of side a, every coordinate moved by up to `jitter`, in a
+// cell whose b and c vectors are tilted by `tilt` times its side (0: orthorhombic), periodic along
+// `pbc`.
+bd::HostSystem fcc_crystal(int n, double a, double jitter, double tilt, std::array<bool, 3> pbc) {
+  bd::HostSystem s = bd::fcc_crystal({n, n, n}, a, "Ar", 77, jitter, 5);
+  const double L = n * a;
+  if (tilt != 0)
+    bd::tilt_cell(s, tilt * L, 0.5 * tilt * L, -tilt * L);
+  s.pbc = pbc;
+  return s;
+}
+
+// Lennard-Jones energy by brute force over the images -2..2 of every periodic axis.
+double lj_energy_by_images(const bd::LennardJones& lj, const bd::HostSystem& s) {
+  double e = 0;
+  const std::size_t n = s.size();
+  const double rc2 = lj.cutoff * lj.cutoff;
+  const double shift =
+      4 * lj.epsilon * (std::pow(lj.sigma / lj.cutoff, 12) - std::pow(lj.sigma / lj.cutoff, 6));
+  const int reach[3] = {s.pbc[0] ? 2 : 0, s.pbc[1] ? 2 : 0, s.pbc[2] ? 2 : 0};
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (int u = -reach[0]; u <= reach[0]; ++u)
+        for (int v = -reach[1]; v <= reach[1]; ++v)
+          for (int w = -reach[2]; w <= reach[2]; ++w) {
+            if (i == j && u == 0 && v == 0 && w == 0)
+              continue;
+            double r2 = 0;
+            for (std::size_t d = 0; d < 3; ++d) {
+              const double dx = s.positions[3 * i + d] - s.positions[3 * j + d] + u * s.cell[d] +
+                                v * s.cell[3 + d] + w * s.cell[6 + d];
+              r2 += dx * dx;
+            }
+            if (r2 < rc2) {
+              const double sr6 = std::pow(lj.sigma * lj.sigma / r2, 3);
+              e += 0.5 * (4 * lj.epsilon * sr6 * (sr6 - 1) - shift);
+            }
+          }
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("periodic cells: minimum images, forces, virial, and cells too small for the cutoff") {
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  const double a = std::cbrt(4 / 0.8442);  // the LJ liquid density of LAMMPS' bench/in.lj
+  struct Case {
+    const char* name;
+    double tilt;
+    std::array<bool, 3> pbc;
+  };
+  for (const Case& c :
+       {Case{"orthorhombic", 0.0, {true, true, true}}, Case{"triclinic", 0.15, {true, true, true}},
+        Case{"slab, c open", 0.1, {true, true, false}}}) {
+    CAPTURE(c.name);
+    const bd::HostSystem s = fcc_crystal(4, a, 0.08, c.tilt, c.pbc);
+    Batch b({s});
+    bd::compute_forces(lj, b.batch, 0, 1);
+    const double e = b.systems()[0].energy;
+    CHECK(std::abs(e - lj_energy_by_images(lj, s)) < 1e-9 * std::abs(e));
+
+    // A few force components against the energy's central difference.
+    const auto f = b.forces();
+    for (std::size_t k : {0u, 1u, 2u, 100u, 401u, 767u}) {
+      const double h = 1e-6;
+      auto plus = s.positions, minus = s.positions;
+      plus[k] += h;
+      minus[k] -= h;
+      const double gradient = (energy_at(lj, s, plus) - energy_at(lj, s, minus)) / (2 * h);
+      CAPTURE(k);
+      CHECK(std::abs(f[k] + gradient) < 1e-5 * std::max(1.0, std::abs(f[k])));
+    }
+
+    // The virial's diagonal is minus the energy's derivative under a uniform stretch of one
+    // periodic axis (positions and cell together): W_dd = -dE/de_dd.
+    const auto w = virial_of(b, 0);
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (!c.pbc[d])
+        continue;
+      const auto stretched = [&](double eps) {
+        bd::HostSystem t = s;
+        for (std::size_t i = 0; i < t.size(); ++i)
+          t.positions[3 * i + d] *= 1 + eps;
+        for (std::size_t r = 0; r < 3; ++r)
+          t.cell[3 * r + d] *= 1 + eps;
+        return energy_at(lj, t, t.positions);
+      };
+      const double h = 1e-6;
+      const double derivative = (stretched(h) - stretched(-h)) / (2 * h);
+      CAPTURE(d);
+      CHECK(std::abs(w[d] + derivative) < 1e-5 * std::max(1.0, std::abs(w[d])));
+    }
+
+    // The GPU loop agrees.
+    Batch all({s});
+    bd::detail::compute_forces(lj, all.batch, 0, 1, false);
+    CHECK(std::abs(all.systems()[0].energy - e) < 1e-10 * std::abs(e));
+    const auto w_all = virial_of(all, 0);
+    for (std::size_t k = 0; k < 6; ++k)
+      CHECK(std::abs(w_all[k] - w[k]) < 1e-9 * std::max(1.0, std::abs(w[k])));
+  }
+
+  // Atoms far outside the cell see the same neighbours.
+  bd::HostSystem s = fcc_crystal(4, a, 0.05, 0.15, {true, true, true});
+  Batch inside({s});
+  bd::compute_forces(lj, inside.batch, 0, 1);
+  for (std::size_t i = 0; i < s.size(); i += 7)
+    for (std::size_t d = 0; d < 3; ++d)
+      s.positions[3 * i + d] += 3 * s.cell[d] - 2 * s.cell[3 + d] + 5 * s.cell[6 + d];
+  Batch outside({s});
+  bd::compute_forces(lj, outside.batch, 0, 1);
+  const double e_in = inside.systems()[0].energy;
+  CHECK(std::abs(outside.systems()[0].energy - e_in) < 1e-10 * std::abs(e_in));
+
+  // A cutoff longer than half the cell's width is an error naming the system and the widths.
+  const bd::HostSystem small = fcc_crystal(2, a, 0.0, 0.0, {true, true, false});
+  Batch tight({small});
+  const std::string text = error_text([&] { bd::compute_forces(lj, tight.batch, 0, 1); });
+  CAPTURE(text);
+  CHECK(text.find("baton::dynamics::compute_forces: system 77: cutoff 2.5 is more than half the "
+                  "cell's width 3.35") != std::string::npos);
+  bd::LennardJones endless;  // no cutoff
+  CHECK(error_text([&] {
+          bd::compute_forces(endless, tight.batch, 0, 1);
+        }).find("is periodic, but the potential has no cutoff") != std::string::npos);
+  bd::FireStage fire(lj);
+  CHECK(error_text([&] { fire.enter(tight.batch, 0, 1); }).find("system 77: cutoff 2.5") !=
+        std::string::npos);
+}
+
+TEST_CASE("cells: bad cells are input errors, results are wrapped into the cell") {
+  bd::HostSystem s = fcc_crystal(2, 1.6, 0.0, 0.0, {true, true, true});
+  CHECK(bd::host_system_problem(s).empty());
+  bd::HostSystem flat = s;
+  flat.cell[8] = 0;
+  CHECK(bd::host_system_problem(flat) == "has a cell of zero volume");
+  bd::HostSystem open = s;
+  open.cell = {};
+  CHECK(bd::host_system_problem(open) == "has a periodic axis but no cell");
+
+  // Cell and pbc survive the batch; wrapping moves outside atoms by whole cell vectors only.
+  s.positions[0] = -0.25;
+  s.positions[4] = 3.3;  // atom 1, y: beyond the cell's 3.2
+  Batch b({s});
+  bd::HostSystem back = b.systems()[0];
+  CHECK(back.cell == s.cell);
+  CHECK(back.pbc == s.pbc);
+  const double inside_x = back.positions[3];
+  bd::wrap_positions(back);
+  CHECK(back.positions[0] == doctest::Approx(3.2 - 0.25));
+  CHECK(back.positions[4] == doctest::Approx(0.1));
+  CHECK(back.positions[3] == inside_x);  // an atom inside keeps its exact coordinates
+  back.pbc = {false, false, false};
+  bd::HostSystem unwrapped = back;
+  bd::wrap_positions(unwrapped);
+  CHECK(unwrapped.positions == back.positions);  // no periodic axis: nothing moves
 }

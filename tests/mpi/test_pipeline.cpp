@@ -5,6 +5,7 @@
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/pipeline/driver.hpp>
@@ -167,6 +168,55 @@ TEST_CASE("stages over Morse and over a user's potential: identical at any rank 
     for (const HostSystem& sys : out) {
       CHECK(sys.stage_steps[1] == 50);
       CHECK(std::isfinite(sys.energy));
+    }
+  }
+}
+
+TEST_CASE(
+    "periodic crystals: cells travel with their systems, results are wrapped, any rank count") {
+  const Communicator& world = baton::test::world();
+  std::vector<HostSystem> in;
+  for (int id = 0; id < 6; ++id) {
+    in.push_back(dyn::fcc_crystal({3, 3, 3}, 1.68, "Ar", id, 0.1, 9));
+    if (id % 2)
+      dyn::tilt_cell(in.back(), 0.4, 0.2, -0.3);
+    if (id % 3 == 2)
+      in.back().pbc[2] = false;
+  }
+  dyn::LennardJones lj;
+  lj.cutoff = 2.3;
+  dyn::FireParams fire;
+  fire.fmax = 1e-3;
+  dyn::VerletParams nve;
+  nve.steps = 40;
+  nve.temperature = 0.5;  // the atoms travel: some leave the cell
+  const auto pipeline = [&] {
+    return make_stage<dyn::FireStage>({3, 400}, lj, fire) |
+           make_stage<dyn::VerletStage>({3, 400}, lj, nve);
+  };
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), pipeline(), Settings{}, in);
+  const std::vector<HostSystem> out =
+      run(world, pipeline(), Settings{}, world.rank() == 0 ? in : std::vector<HostSystem>{});
+  if (world.rank() == 0) {
+    check_identical(out, reference);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      CAPTURE(k);
+      CHECK(out[k].cell == in[k].cell);
+      CHECK(out[k].pbc == in[k].pbc);
+      // Wrapped: every periodic fractional coordinate in [0, 1) (the input has atoms just outside:
+      // the sites on the cell's faces, jittered).
+      const auto& h = in[k].cell;
+      bool inside = true;
+      for (std::size_t i = 0; i < out[k].size(); ++i) {
+        const double z = out[k].positions[3 * i + 2] / h[8];
+        const double y = (out[k].positions[3 * i + 1] - z * h[7]) / h[4];
+        const double x = (out[k].positions[3 * i] - y * h[3] - z * h[6]) / h[0];
+        for (double f : {x, y, in[k].pbc[2] ? z : 0.5})
+          inside = inside && f >= -1e-12 && f < 1 + 1e-12;
+      }
+      CHECK(inside);
     }
   }
 }

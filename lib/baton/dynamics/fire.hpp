@@ -105,6 +105,8 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto v = batch.velocities;
   const auto f = batch.forces;
   const auto species = batch.species;
+  const auto cells = batch.cell;
+  const auto pbc = batch.pbc;
   const auto mass = batch.masses;
   const auto offset = batch.offset;
   const auto count = batch.count;
@@ -120,6 +122,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         if (status(s) != active)
           return;
         const int b = offset(s), e = offset(s) + count(s);
+        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
         double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
         if (dt == 0) {  // first step of this system here
           dt = p.dt;
@@ -188,11 +191,11 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             x(i, 2) += move * v(i, 2);
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, r);
+          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
           ++taken;
         }
         if (done)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, r);
+          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           scratch(s, 0) = dt;
           scratch(s, 1) = alpha;

@@ -14,6 +14,10 @@ namespace baton::dynamics {
 
 namespace detail {
 
+/// Throws baton::Error naming the first Active periodic system among slots [first, first + n)
+/// whose cell is too small for the cutoff (cutoff_problem).
+void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squared);
+
 /// Stores one system's results in the batch's per-system Views (by one thread of the team).
 template <class Batch>
 KOKKOS_INLINE_FUNCTION void store(const Batch& b, int s, const SystemForces& r, bool virial) {
@@ -40,6 +44,8 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
   const auto offset = batch.offset;
   const auto count = batch.count;
   const auto status = batch.status;
+  const auto cells = batch.cell;
+  const auto pbc = batch.pbc;
   const ForceOutputs out(batch);
   Kokkos::parallel_for(
       "baton::dynamics::forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
@@ -47,7 +53,9 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
         if (status(s) != static_cast<int>(SystemStatus::Active))
           return;
         SystemForces r;
-        team_forces<HalfPairs, true>(team, pot, x, species, f, offset(s), offset(s) + count(s), r);
+        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
+        team_forces<HalfPairs, true>(team, pot, x, species, f, offset(s), offset(s) + count(s),
+                                     cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { store(out, s, r, true); });
       });
 }
@@ -60,6 +68,7 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
   check_slots("compute_forces", batch, first_slot, n_slots);
   if (n_slots == 0)
     return;
+  check_cutoff(batch, first_slot, n_slots, pot.cutoff_squared());
   if (half_pairs && !on_host)
     throw Error("baton::dynamics::compute_forces: the half-pair loop runs on host spaces only");
   if (half_pairs)

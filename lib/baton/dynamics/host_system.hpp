@@ -14,7 +14,7 @@ namespace baton::dynamics {
 /// One system of `size()` atoms: a cluster, or a periodic cell. Positions and velocities are xyz
 /// triples, atom by atom.
 struct HostSystem {
-  std::int64_t id = 0;               ///< system id, kept through every stage
+  std::int64_t id = 0;  ///< system id, kept through every stage
   /// Cell vectors a, b, c as rows: a_x a_y a_z b_x b_y b_z c_x c_y c_z (extended XYZ's `Lattice`).
   /// All zero: no cell (an isolated cluster).
   std::array<double, 9> cell{};

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "baton/dynamics/cell.hpp"
 #include "baton/runtime/error.hpp"
 
 namespace baton::dynamics {
@@ -30,6 +31,8 @@ std::string host_system_problem(const HostSystem& s) {
   const std::size_t n = s.size();
   if (n == 0)
     return "has no atoms";
+  if (const std::string cell = cell_problem(s); !cell.empty())
+    return cell;
   if (s.positions.size() != 3 * n || (!s.velocities.empty() && s.velocities.size() != 3 * n) ||
       (!s.masses.empty() && s.masses.size() != n))
     return "has " + std::to_string(n) + " atoms but " + std::to_string(s.positions.size()) +
@@ -70,6 +73,8 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
   Kokkos::View<double*, Kokkos::HostSpace> en("en", n), fm("fm", n);
   Kokkos::View<std::int64_t**, Kokkos::LayoutRight, Kokkos::HostSpace> stage("stage", n, stages);
   Kokkos::View<double* [batch_scratch_size], Kokkos::LayoutRight, Kokkos::HostSpace> scr("scr", n);
+  Kokkos::View<double* [9], Kokkos::LayoutRight, Kokkos::HostSpace> cel("cel", n);
+  Kokkos::View<int*, Kokkos::HostSpace> per("per", n);
   int a = 0;
   for (int k = 0; k < n; ++k) {
     const HostSystem& s = systems[static_cast<std::size_t>(k)];
@@ -79,6 +84,9 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
     ids(k) = s.id;
     en(k) = s.energy;
     fm(k) = s.fmax;
+    for (int j = 0; j < 9; ++j)
+      cel(k, j) = s.cell[static_cast<std::size_t>(j)];
+    per(k) = pbc_bits(s.pbc);
     for (int j = 0; j < stages && static_cast<std::size_t>(j) < s.stage_steps.size(); ++j)
       stage(k, j) = s.stage_steps[static_cast<std::size_t>(j)];
     for (std::size_t i = 0; i < s.size(); ++i, ++a) {
@@ -108,6 +116,8 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
   upload1(batch.fmax, fm, sr);
   upload(batch.stage_steps, stage, sr);
   upload(batch.scratch, scr, sr);
+  upload(batch.cell, cel, sr);
+  upload1(batch.pbc, per, sr);
   batch.set_counts(s0 + n, a0 + na);
 }
 
@@ -124,6 +134,8 @@ std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,
   auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.energy);
   auto fm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.fmax);
   auto stage = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.stage_steps);
+  auto cel = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.cell);
+  auto per = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.pbc);
   std::vector<HostSystem> out;
   out.reserve(slots.size());
   for (int s : slots) {
@@ -134,6 +146,10 @@ std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,
     h.id = ids(s);
     h.energy = en(s);
     h.fmax = fm(s);
+    for (int j = 0; j < 9; ++j)
+      h.cell[static_cast<std::size_t>(j)] = cel(s, j);
+    for (int k = 0; k < 3; ++k)
+      h.pbc[static_cast<std::size_t>(k)] = (per(s) >> k) & 1;
     for (int j = 0; j < batch.num_stages(); ++j)
       h.stage_steps.push_back(stage(s, j));
     const int n = cnt(s);

@@ -84,6 +84,8 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto v = batch.velocities;
   const auto f = batch.forces;
   const auto species = batch.species;
+  const auto cells = batch.cell;
+  const auto pbc = batch.pbc;
   const auto mass = batch.masses;
   const auto offset = batch.offset;
   const auto count = batch.count;
@@ -99,6 +101,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         if (status(s) != active)
           return;
         const int b = offset(s), e = offset(s) + count(s);
+        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
         const std::int64_t sid = id(s);
         SystemForces r;
         r.energy = out.energy(s);
@@ -123,7 +126,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             }
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, r);
+          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
             const double h = 0.5 * dt / mass(i);
             for (int d = 0; d < 3; ++d)
@@ -133,7 +136,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         }
         team.team_barrier();
         if (done)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, r);
+          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           detail::store(out, s, r, done);
           steps(s) = taken;

@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/team.hpp"
 
@@ -69,12 +70,13 @@ KOKKOS_INLINE_FUNCTION void add_pair_virial(double* w, double s, double dx, doub
 /// system's energy and fmax (and the virial when `Virial`). HalfPairs: one thread, pairs i < j once
 /// (host); otherwise the team's threads share the atoms i and loop over all j != i (no atomics),
 /// and the virial, when asked, takes six more passes over the pairs (it is asked once per system
-/// per stage, not per step).
-template <bool HalfPairs, bool Virial, class K>
+/// per stage, not per step). Periodic: each pair's minimum image in `cell` (the caller has checked
+/// the cutoff against the cell).
+template <bool HalfPairs, bool Virial, bool Periodic, class K>
 KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& pot,
                                              const Positions& x, const SpeciesView& species,
                                              const Positions& f, int begin, int end,
-                                             SystemForces& out) {
+                                             const CellImage& cell, SystemForces& out) {
   const double rc2 = pot.cutoff_squared();
   double e = 0;
   double w[6] = {0, 0, 0, 0, 0, 0};
@@ -90,7 +92,9 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
       const int si = sp[i];
       double fx = 0, fy = 0, fz = 0;
       for (int j = i + 1; j < end; ++j) {
-        const double dx = xi - xp[3 * j], dy = yi - xp[3 * j + 1], dz = zi - xp[3 * j + 2];
+        double dx = xi - xp[3 * j], dy = yi - xp[3 * j + 1], dz = zi - xp[3 * j + 2];
+        if constexpr (Periodic)
+          cell.minimum_image(dx, dy, dz);
         const double r2 = dx * dx + dy * dy + dz * dz;
         if (r2 < rc2) {
           double pe = 0, s = 0;
@@ -116,7 +120,9 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
           const int si = species(i);
           double fx = 0, fy = 0, fz = 0, ei = 0;
           for (int j = begin; j < end; ++j) {
-            const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+            double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+            if constexpr (Periodic)
+              cell.minimum_image(dx, dy, dz);
             const double r2 = dx * dx + dy * dy + dz * dz;
             if (j != i && r2 < rc2) {
               double pe = 0, s = 0;
@@ -140,6 +146,9 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
                  double wi = 0;
                  for (int j = begin; j < end; ++j) {
                    double d[3] = {x(i, 0) - x(j, 0), x(i, 1) - x(j, 1), x(i, 2) - x(j, 2)};
+
+                   if constexpr (Periodic)
+                     cell.minimum_image(d[0], d[1], d[2]);
                    const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
                    if (j != i && r2 < rc2) {
                      double pe = 0, s = 0;
@@ -162,16 +171,19 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
     out.virial[c] = w[c];
 }
 
-/// Forces of potential kernel `pot` on one system (see team_pair_forces).
+/// Forces of potential kernel `pot` on one system whose cell is `cell` (see team_pair_forces).
 template <bool HalfPairs, bool Virial, class K>
 KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot, const Positions& x,
                                         const SpeciesView& species, const Positions& f, int begin,
-                                        int end, SystemForces& out) {
+                                        int end, const CellImage& cell, SystemForces& out) {
   static_assert(is_pair_kernel<K>::value,
                 "a potential's kernel() must return an object with KOKKOS_FUNCTION members "
                 "cutoff_squared() and pair(species_i, species_j, r2, energy, force_over_r) "
                 "(see baton/dynamics/potential.hpp)");
-  team_pair_forces<HalfPairs, Virial>(team, pot, x, species, f, begin, end, out);
+  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
+    team_pair_forces<HalfPairs, Virial, true>(team, pot, x, species, f, begin, end, cell, out);
+  else
+    team_pair_forces<HalfPairs, Virial, false>(team, pot, x, species, f, begin, end, cell, out);
 }
 
 }  // namespace detail

@@ -40,6 +40,8 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   stage_steps = view<std::int64_t**>(Kokkos::view_alloc(std::string("baton::batch::stage_steps")),
                                      ns, num_stages > 0 ? num_stages : 1);
   status = alloc<view<int*>>("status", ns);
+  cell = alloc<view<double* [9]>>("cell", ns);
+  pbc = alloc<view<int*>>("pbc", ns);
   scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
 }
 
@@ -153,6 +155,8 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   view<std::int64_t**> s_stage("s_stage", n_move, stages);
   view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
   view<double* [6]> s_virial("s_virial", n_move);
+  view<double* [9]> s_cell("s_cell", n_move);
+  view<int*> s_pbc("s_pbc", n_move);
   auto ids = b.id;
   auto st = b.steps;
   auto en = b.energy;
@@ -161,6 +165,8 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   auto stat = b.status;
   auto scr = b.scratch;
   auto vir = b.virial;
+  auto cel = b.cell;
+  auto per = b.pbc;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
@@ -177,6 +183,9 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           s_scratch(k, j) = scr(src, j);
         for (int j = 0; j < 6; ++j)
           s_virial(k, j) = vir(src, j);
+        for (int j = 0; j < 9; ++j)
+          s_cell(k, j) = cel(src, j);
+        s_pbc(k) = per(src);
       });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
@@ -195,6 +204,9 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           scr(dst, j) = s_scratch(k, j);
         for (int j = 0; j < 6; ++j)
           vir(dst, j) = s_virial(k, j);
+        for (int j = 0; j < 9; ++j)
+          cel(dst, j) = s_cell(k, j);
+        per(dst) = s_pbc(k);
       });
   auto sys = b.system_of_atom;
   Kokkos::parallel_for(

@@ -73,6 +73,8 @@ class SystemsBatch {
   view<std::int64_t*> steps;         ///< steps taken in the current stage
   view<std::int64_t**> stage_steps;  ///< [slot][stage]: steps each finished stage took
   view<int*> status;                 ///< SystemStatus as int
+  view<double* [9]> cell;            ///< cell vectors a, b, c as rows; all zero: no cell (cell.hpp)
+  view<int*> pbc;                    ///< periodic axes as bits (bit k: axis k)
   /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
   /// a system enters a batch; moved with the system when slots are compacted; never sent.
   view<double* [batch_scratch_size]> scratch;

@@ -11,6 +11,7 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
+#include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/host_transfer.hpp"
 #include "baton/pipeline/wire.hpp"
 #include "baton/runtime/error.hpp"
@@ -933,6 +934,8 @@ std::vector<HostSystem> Driver::gather_results(int root) {
     }
     std::sort(out.begin(), out.end(),
               [](const HostSystem& a, const HostSystem& b) { return a.id < b.id; });
+    for (HostSystem& s : out)
+      dynamics::wrap_positions(s);  // results: every atom inside its periodic cell
     if (problem.empty()) {
       std::vector<std::int64_t> expected = m.input_ids;
       std::sort(expected.begin(), expected.end());

@@ -71,9 +71,9 @@ class Driver {
     start_ = t;
     timers_.reset_origin(t);
   }
-  /// Collective: every finished system on `root`, sorted by id (others get an empty vector). Checks
-  /// that every input system came out exactly once; throws the same baton::Error on every rank if
-  /// not.
+  /// Collective: every finished system on `root`, sorted by id, its atoms wrapped into its periodic
+  /// cell (others get an empty vector). Checks that every input system came out exactly once;
+  /// throws the same baton::Error on every rank if not.
   std::vector<dynamics::HostSystem> gather_results(int root = 0);
 
   const RankPlan& plan() const noexcept { return plan_; }

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "baton/dynamics/cell.hpp"
 #include "baton/runtime/error.hpp"
 
 namespace baton::pipeline {
@@ -114,7 +115,9 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
   auto pos = batch.positions;
   auto vel = batch.velocities;
   auto mass = batch.masses;
-  const std::int64_t H = wire_header_size;
+  auto cell = batch.cell;
+  auto pbc = batch.pbc;
+  const WireLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::pack", team_policy(n, Kokkos::AUTO),
       KOKKOS_LAMBDA(const team_policy::member_type& team) {
@@ -124,17 +127,20 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
         const int src = d_src(k);
         const std::int64_t dst = d_dst(k);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          ints(H + k) = id(s);
-          ints(H + n + k) = c;
+          ints(L.id() + k) = id(s);
+          ints(L.count() + k) = c;
           for (int j = 0; j < stages; ++j)
-            ints(H + 2 * n + std::int64_t(k) * stages + j) = stage_steps(s, j);
-          reals(k) = energy(s);
-          reals(n + k) = fmax(s);
+            ints(L.stage_steps() + std::int64_t(k) * stages + j) = stage_steps(s, j);
+          ints(L.pbc() + k) = pbc(s);
+          reals(L.energy() + k) = energy(s);
+          reals(L.fmax() + k) = fmax(s);
+          for (int j = 0; j < 9; ++j)
+            reals(L.cell() + 9 * std::int64_t(k) + j) = cell(s, j);
         });
-        const std::int64_t species_at = H + std::int64_t(n) * (2 + stages) + dst;
-        const std::int64_t pos_at = 2 * std::int64_t(n) + 3 * dst;
-        const std::int64_t vel_at = pos_at + 3 * m;
-        const std::int64_t mass_at = 2 * std::int64_t(n) + 6 * m + dst;
+        const std::int64_t species_at = L.species() + dst;
+        const std::int64_t pos_at = L.positions() + 3 * dst;
+        const std::int64_t vel_at = L.velocities() + 3 * dst;
+        const std::int64_t mass_at = L.masses() + dst;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
           ints(species_at + i) = species(src + i);
           for (int d = 0; d < 3; ++d) {
@@ -173,9 +179,9 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
     return s0;
   // Counts on the host: checked, and turned into offsets.
   host_ints counts("counts", n);
-  Kokkos::deep_copy(
-      counts, Kokkos::subview(wire.ints, std::make_pair(std::int64_t(wire_header_size) + n,
-                                                        std::int64_t(wire_header_size) + 2 * n)));
+  const WireLayout layout{n, m, batch.num_stages()};
+  Kokkos::deep_copy(counts,
+                    Kokkos::subview(wire.ints, std::make_pair(layout.count(), layout.count() + n)));
   std::vector<int> offsets(static_cast<std::size_t>(n));
   std::int64_t total = 0;
   for (int k = 0; k < n; ++k) {
@@ -206,32 +212,37 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   auto vel = batch.velocities;
   auto frc = batch.forces;
   auto mass = batch.masses;
-  const std::int64_t H = wire_header_size;
+  auto cell = batch.cell;
+  auto pbc = batch.pbc;
+  const WireLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::unpack", team_policy(n, Kokkos::AUTO),
       KOKKOS_LAMBDA(const team_policy::member_type& team) {
         const int k = team.league_rank();
         const int s = s0 + k;
         const std::int64_t src = d_off(k);
-        const int c = static_cast<int>(ints(H + n + k));
+        const int c = static_cast<int>(ints(L.count() + k));
         const int dst = a0 + d_off(k);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          id(s) = ints(H + k);
+          id(s) = ints(L.id() + k);
           count(s) = c;
           offset(s) = dst;
           for (int j = 0; j < stages; ++j)
-            stage_steps(s, j) = ints(H + 2 * n + std::int64_t(k) * stages + j);
+            stage_steps(s, j) = ints(L.stage_steps() + std::int64_t(k) * stages + j);
+          pbc(s) = static_cast<int>(ints(L.pbc() + k));
+          for (int j = 0; j < 9; ++j)
+            cell(s, j) = reals(L.cell() + 9 * std::int64_t(k) + j);
           steps(s) = 0;
           status(s) = static_cast<int>(dynamics::SystemStatus::Active);
           for (int j = 0; j < dynamics::batch_scratch_size; ++j)
             scratch(s, j) = 0.0;
-          energy(s) = reals(k);
-          fmax(s) = reals(n + k);
+          energy(s) = reals(L.energy() + k);
+          fmax(s) = reals(L.fmax() + k);
         });
-        const std::int64_t species_at = H + std::int64_t(n) * (2 + stages) + src;
-        const std::int64_t pos_at = 2 * std::int64_t(n) + 3 * src;
-        const std::int64_t vel_at = pos_at + 3 * std::int64_t(m);
-        const std::int64_t mass_at = 2 * std::int64_t(n) + 6 * std::int64_t(m) + src;
+        const std::int64_t species_at = L.species() + src;
+        const std::int64_t pos_at = L.positions() + 3 * src;
+        const std::int64_t vel_at = L.velocities() + 3 * src;
+        const std::int64_t mass_at = L.masses() + src;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
           species(dst + i) = static_cast<int>(ints(species_at + i));
           system_of_atom(dst + i) = s;
@@ -283,22 +294,29 @@ HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
                            ? s.stage_steps[static_cast<std::size_t>(j)]
                            : 0);
   std::size_t a = 0;
+  const WireLayout L{n, m, stages};
+  const auto at = [](std::int64_t offset, std::size_t i) {
+    return static_cast<std::size_t>(offset) + i;
+  };
   for (std::size_t k = 0; k < systems.size(); ++k) {
     const dynamics::HostSystem& s = systems[k];
-    w.reals[k] = s.energy;
-    w.reals[static_cast<std::size_t>(n) + k] = s.fmax;
+    w.reals[at(L.energy(), k)] = s.energy;
+    w.reals[at(L.fmax(), k)] = s.fmax;
+    for (std::size_t j = 0; j < 9; ++j)
+      w.reals[at(L.cell(), 9 * k + j)] = s.cell[j];
     for (std::size_t i = 0; i < s.size(); ++i, ++a) {
       w.ints.push_back(species.index(s.species[i]));
       for (std::size_t d = 0; d < 3; ++d) {
-        w.reals[static_cast<std::size_t>(2 * n) + 3 * a + d] =
+        w.reals[at(L.positions(), 3 * a + d)] =
             s.positions.size() == 3 * s.size() ? s.positions[3 * i + d] : 0.0;
-        w.reals[static_cast<std::size_t>(2 * n + 3 * m) + 3 * a + d] =
+        w.reals[at(L.velocities(), 3 * a + d)] =
             s.velocities.size() == 3 * s.size() ? s.velocities[3 * i + d] : 0.0;
       }
-      w.reals[static_cast<std::size_t>(2 * n + 6 * m) + a] =
-          s.masses.size() == s.size() ? s.masses[i] : 1.0;
+      w.reals[at(L.masses(), a)] = s.masses.size() == s.size() ? s.masses[i] : 1.0;
     }
   }
+  for (const dynamics::HostSystem& s : systems)
+    w.ints.push_back(dynamics::pbc_bits(s.pbc));
   return w;
 }
 
@@ -322,10 +340,12 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
     if (ni > n_ints - ip || nr > n_reals - rp)
       malformed("a message runs past the end of the gathered data");
     decode_wire_header(h, ni, nr);
-    const std::int64_t* id = h + wire_header_size;
-    const std::int64_t* cnt = id + n;
-    const std::int64_t* st = cnt + n;
-    const std::int64_t* sp = st + n * k;
+    const WireLayout L{n, m, k};
+    const std::int64_t* id = h + L.id();
+    const std::int64_t* cnt = h + L.count();
+    const std::int64_t* st = h + L.stage_steps();
+    const std::int64_t* sp = h + L.species();
+    const std::int64_t* pbc = h + L.pbc();
     const double* r = reals + rp;
     std::int64_t a = 0;
     for (std::int64_t s = 0; s < n; ++s) {
@@ -333,16 +353,20 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
         malformed("system " + std::to_string(s) + " has " + std::to_string(cnt[s]) + " atoms");
       dynamics::HostSystem sys;
       sys.id = id[s];
-      sys.energy = r[s];
-      sys.fmax = r[n + s];
+      sys.energy = r[L.energy() + s];
+      sys.fmax = r[L.fmax() + s];
+      for (int j = 0; j < 9; ++j)
+        sys.cell[static_cast<std::size_t>(j)] = r[L.cell() + 9 * s + j];
+      for (int d = 0; d < 3; ++d)
+        sys.pbc[static_cast<std::size_t>(d)] = (pbc[s] >> d) & 1;
       sys.stage_steps.assign(st + s * k, st + (s + 1) * k);
       for (std::int64_t i = a; i < a + cnt[s]; ++i) {
         sys.species.push_back(species.name(static_cast<int>(sp[i])));
         for (int d = 0; d < 3; ++d) {
-          sys.positions.push_back(r[2 * n + 3 * i + d]);
-          sys.velocities.push_back(r[2 * n + 3 * m + 3 * i + d]);
+          sys.positions.push_back(r[L.positions() + 3 * i + d]);
+          sys.velocities.push_back(r[L.velocities() + 3 * i + d]);
         }
-        sys.masses.push_back(r[2 * n + 6 * m + i]);
+        sys.masses.push_back(r[L.masses() + i]);
       }
       a += cnt[s];
       out.push_back(std::move(sys));

@@ -5,12 +5,13 @@
 /// staged through the host when not).
 ///
 /// Integers: a header of `wire_header_size` values
-///   [0] magic 0x42545359 ("BTSY")   [1] format version (1)   [2] systems n   [3] atoms m
+///   [0] magic 0x42545359 ("BTSY")   [1] format version (2)   [2] systems n   [3] atoms m
 ///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
 ///   1: the sender stopped with an error)
-/// then id[n], count[n], stage_steps[n * k] (system by system), species[m].
+/// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
-/// order of the systems). A message of 0 systems is valid (ints = header only, doubles empty).
+/// order of the systems), cell[9n]. A message of 0 systems is valid (ints = header only, doubles
+/// empty). WireLayout gives every field's offset.
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -23,18 +24,39 @@
 namespace baton::pipeline {
 
 inline constexpr std::int64_t wire_magic = 0x42545359;
-inline constexpr std::int64_t wire_version = 1;
+inline constexpr std::int64_t wire_version = 2;
 inline constexpr int wire_header_size = 6;
 inline constexpr std::int64_t wire_end_of_stream = 1;
 /// Flag of the message a rank sends its neighbours when it stops with an error (0 systems).
 inline constexpr std::int64_t wire_abort = 2;
 
+/// Where each field of a message of n systems, m atoms and k stage counters starts, in its
+/// integers and its doubles: the format, defined here once.
+struct WireLayout {
+  std::int64_t n = 0, m = 0, k = 0;
+  // integers
+  KOKKOS_INLINE_FUNCTION std::int64_t id() const { return wire_header_size; }
+  KOKKOS_INLINE_FUNCTION std::int64_t count() const { return id() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t stage_steps() const { return count() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t species() const { return stage_steps() + n * k; }
+  KOKKOS_INLINE_FUNCTION std::int64_t pbc() const { return species() + m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t int_count() const { return pbc() + n; }
+  // doubles
+  KOKKOS_INLINE_FUNCTION std::int64_t energy() const { return 0; }
+  KOKKOS_INLINE_FUNCTION std::int64_t fmax() const { return n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t positions() const { return 2 * n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t velocities() const { return positions() + 3 * m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t masses() const { return velocities() + 3 * m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t cell() const { return masses() + m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t real_count() const { return cell() + 9 * n; }
+};
+
 /// Sizes of the two Views for n systems of m atoms in total with k stage counters each.
 inline std::size_t wire_int_count(std::int64_t n, std::int64_t m, std::int64_t k) {
-  return static_cast<std::size_t>(wire_header_size + n * (2 + k) + m);
+  return static_cast<std::size_t>(WireLayout{n, m, k}.int_count());
 }
 inline std::size_t wire_real_count(std::int64_t n, std::int64_t m) {
-  return static_cast<std::size_t>(2 * n + 7 * m);
+  return static_cast<std::size_t>(WireLayout{n, m, 0}.real_count());
 }
 
 /// The header, decoded and checked.

@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::all_of(a.masses.begin(), a.masses.end(), [](double m) { return m == 1.0; });
     if (a.id != b.id || a.species != b.species || !same(a.positions, b.positions) ||
         !same(a.velocities, b.velocities) || !(same(a.masses, b.masses) || unit_masses) ||
-        !same(a.energy, b.energy) || !same(a.fmax, b.fmax) || a.stage_steps != b.stage_steps)
+        !same(a.energy, b.energy) || !same(a.fmax, b.fmax) || a.stage_steps != b.stage_steps ||
+        std::memcmp(a.cell.data(), b.cell.data(), sizeof a.cell) != 0 || a.pbc != b.pbc)
       std::abort();
   }
   return 0;

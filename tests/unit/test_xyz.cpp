@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <array>
 #include <baton/dynamics/xyz.hpp>
 #include <baton/runtime/error.hpp>
 #include <cmath>
@@ -49,6 +50,12 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 bool same_bits(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
+
+bool same_bits(const std::array<double, 9>& a, const std::array<double, 9>& b) {
+  return std::memcmp(a.data(), b.data(), sizeof a) == 0;
+}
+
+using Pbc = std::array<bool, 3>;
 
 HostSystem awkward_system() {
   HostSystem s;
@@ -111,6 +118,15 @@ TEST_CASE("a written frame looks as documented") {
   CHECK(write_text({s}, {"fire"}) ==
         "2\nProperties=species:S:1:pos:R:3 energy=-1.5 system_id=3 steps_fire=10 pbc=\"F F F\"\n"
         "Ar 0 0.5 -1\nAr 1.25 0 0\n");
+  HostSystem slab;
+  slab.id = 4;
+  slab.species = {"Cu", "Cu"};
+  slab.positions = {0, 0, 10, 1.8, 1.04, 11.75};
+  slab.cell = {3.6, 0, 0, 1.8, 3.1, 0, 0, 0, 20};
+  slab.pbc = {true, true, false};
+  CHECK(write_text({slab}) ==
+        "2\nLattice=\"3.6 0 0 1.8 3.1 0 0 0 20\" Properties=species:S:1:pos:R:3 system_id=4 "
+        "pbc=\"T T F\"\nCu 0 0 10\nCu 1.8 1.04 11.75\n");
 }
 
 TEST_CASE("step keys are unique whatever the stage names") {
@@ -183,11 +199,81 @@ TEST_CASE("an ASE-style file with extra columns and keys") {
   CHECK(systems[0].energy == -2.5);
   CHECK(systems[0].fmax == 0.125);
   CHECK(systems[0].stage_steps == std::vector<std::int64_t>{4, 9});
+  CHECK(systems[0].cell == std::array<double, 9>{10, 0, 0, 0, 10, 0, 0, 0, 10});
+  CHECK(systems[0].pbc == Pbc{true, true, true});
   CHECK(systems[1].id == 1);  // no system_id: the frame index
+  CHECK(!systems[1].has_cell());
+  CHECK(systems[1].pbc == Pbc{false, false, false});
   CHECK(systems[1].velocities == std::vector<double>{4, 5, 6});
   CHECK(systems[1].masses.empty());
   CHECK(systems[1].energy == 1.25);
   CHECK(std::isnan(systems[1].fmax));
+}
+
+TEST_CASE("a triclinic cell round-trips bit-exactly, Lattice first as ASE writes it") {
+  HostSystem s = awkward_system();
+  s.cell = {12345.678901234567, 0.0, -0.0, 1.0 / 3.0, 7.25, 0.0, 1e-17, -2.0 / 3.0, 9.5};
+  s.pbc = {true, true, false};
+  const std::string text = write_text({s}, {"fire", "verlet", "fire"});
+  CHECK(
+      starts_with(text,
+                  "3\nLattice=\"12345.678901234567 0 -0 0.3333333333333333 7.25 0 1e-17 "
+                  "-0.6666666666666666 9.5\" Properties=species:S:1:pos:R:3:velo:R:3:masses:R:1 "));
+  CHECK(text.find(" steps_stage3=5 pbc=\"T T F\"\nAr ") != std::string::npos);
+  const auto back = read_text(text);
+  REQUIRE(back.size() == 1);
+  CHECK(same_bits(back[0].cell, s.cell));
+  CHECK(back[0].pbc == s.pbc);
+  CHECK(same_bits(back[0].positions, s.positions));
+  CHECK(same_bits(back[0].velocities, s.velocities));
+  CHECK(write_text(back, {"fire", "verlet", "fire"}) == text);
+}
+
+TEST_CASE("every pbc combination round-trips; the defaults are ASE's") {
+  HostSystem s;
+  s.id = 1;
+  s.species = {"Cu"};
+  s.positions = {0.5, 0.5, 0.5};
+  s.cell = {3.6, 0, 0, 0, 3.6, 0, 0, 0, 3.6};
+  for (int bits = 0; bits < 8; ++bits) {
+    s.pbc = {(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0};
+    CAPTURE(bits);
+    const auto back = read_text(write_text({s}));
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].pbc == s.pbc);
+    CHECK(back[0].cell == s.cell);
+  }
+  const auto pbc_of = [](const std::string& comment) {
+    return read_text("1\n" + comment + "\nAr 0 0 0\n").at(0).pbc;
+  };
+  const std::string cubic = "Lattice=\"2 0 0 0 2 0 0 0 2\"";
+  CHECK(pbc_of(cubic) == Pbc{true, true, true});  // a Lattice without pbc: periodic
+  CHECK(pbc_of("energy=1") == Pbc{false, false, false});
+  CHECK(pbc_of("pbc=\"F F F\"") == Pbc{false, false, false});  // a cluster, as Baton writes it
+  CHECK(pbc_of(cubic + " pbc=\"F F F\"") == Pbc{false, false, false});
+  CHECK(pbc_of(cubic + " pbc=\"T F T\"") == Pbc{true, false, true});
+  CHECK(pbc_of(cubic + " pbc=\"true False TRUE\"") == Pbc{true, false, true});
+  CHECK(pbc_of(cubic + " pbc=\"T,F,F\"") == Pbc{true, false, false});
+  CHECK(pbc_of(cubic + " pbc=F") == Pbc{false, false, false});  // one logical for all three
+  CHECK(pbc_of(cubic + " pbc=True") == Pbc{true, true, true});
+  CHECK(pbc_of("lattice=\"2 0 0 0 2 0 0 0 2\" PBC=\"F T F\"") == Pbc{false, true, false});
+  const auto cell = read_text("1\nLattice=\"1,2,3, 0 4 5 0 0 6\"\nAr 0 0 0\n").at(0).cell;
+  CHECK(cell == std::array<double, 9>{1, 2, 3, 0, 4, 5, 0, 0, 6});
+  CHECK(
+      read_text("1\nLattice=\"-1 0 0 0 1 0 0 0 1\"\nAr 0 0 0\n").at(0).has_cell());  // left-handed
+}
+
+TEST_CASE("clusters are written as before: no Lattice, pbc F F F") {
+  HostSystem s;
+  s.id = 5;
+  s.species = {"Ar"};
+  s.positions = {1, 2, 3};
+  const std::string text = write_text({s});
+  CHECK(text == "1\nProperties=species:S:1:pos:R:3 system_id=5 pbc=\"F F F\"\nAr 1 2 3\n");
+  const auto back = read_text(text);
+  REQUIRE(back.size() == 1);
+  CHECK(!back[0].has_cell());
+  CHECK(back[0].pbc == Pbc{false, false, false});
 }
 
 TEST_CASE("plain XYZ, free-text comments, CRLF and blank lines") {
@@ -252,6 +338,40 @@ TEST_CASE("every malformed input names its line") {
       {"1\nsystem_id=1.5\nAr 0 0 0\n", "bad.xyz:2: system_id must be an integer"},
       {"1\nsteps_fire=x\nAr 0 0 0\n", "bad.xyz:2: steps_fire must be an integer"},
       {"1\nenergy=1 energy=2\nAr 0 0 0\n", "bad.xyz:2: duplicate key 'energy'"},
+      // Lattice and pbc
+      {"1\nLattice=\"1 0 0 0 1 0 0 0\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must be 9 finite numbers (cell vectors a, b, c), got '1 0 0 0 1 0 0 0'"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1 0\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must be 9 finite numbers"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 x\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must be 9 finite numbers"},
+      {"1\nLattice=\"\"\nAr 0 0 0\n", "bad.xyz:2: Lattice must be 9 finite numbers"},
+      {"1\nLattice=1\nAr 0 0 0\n", "bad.xyz:2: Lattice must be 9 finite numbers"},
+      {"1\nLattice=\"1 0 0 2 0 0 0 0 1\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must have a non-zero finite volume, got 0 for '1 0 0 2 0 0 0 0 1'"},
+      {"1\nLattice=\"0 0 0 0 0 0 0 0 0\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must have a non-zero finite volume, got 0"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 nan\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must be 9 finite numbers"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 -inf\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must be 9 finite numbers"},
+      {"1\nLattice=\"1e200 0 0 0 1e200 0 0 0 1e200\"\nAr 0 0 0\n",
+       "bad.xyz:2: Lattice must have a non-zero finite volume, got inf"},
+      {ok_frame + "1\nLattice=\"1 0 0 1 0 0 0 0 1\"\nAr 0 0 0\n",
+       "bad.xyz:5: Lattice must have a non-zero finite volume"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" pbc=\"T T\"\nAr 0 0 0\n",
+       "bad.xyz:2: pbc must be 3 logicals (T or F; one for all axes also works), got 'T T'"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" pbc=\"T T F F\"\nAr 0 0 0\n", "bad.xyz:2: pbc must be 3"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" pbc=\"t t t\"\nAr 0 0 0\n", "bad.xyz:2: pbc must be 3"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" pbc=\"1 1 0\"\nAr 0 0 0\n", "bad.xyz:2: pbc must be 3"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" pbc=\"T yes F\"\nAr 0 0 0\n", "bad.xyz:2: pbc must be 3"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" PBC=\"\"\nAr 0 0 0\n", "bad.xyz:2: PBC must be 3"},
+      {"1\npbc=\"T T F\"\nAr 0 0 0\n",
+       "bad.xyz:2: pbc has a periodic axis but the comment line has no Lattice"},
+      {ok_frame + "1\npbc=T\nAr 0 0 0\n", "bad.xyz:5: pbc has a periodic axis"},
+      {"1\nLattice=\"1 0 0 0 1 0 0 0 1\" lattice=\"1 0 0 0 1 0 0 0 1\"\nAr 0 0 0\n",
+       "bad.xyz:2: duplicate key 'lattice'"},
+      {"1\npbc=\"F F F\" pbc=\"F F F\"\nAr 0 0 0\n", "bad.xyz:2: duplicate key 'pbc'"},
       // ids
       {"1\nsystem_id=4\nAr 0 0 0\n1\nsystem_id=4\nAr 0 0 0\n",
        "bad.xyz:5: duplicate system_id 4 (also on line 2)"},
@@ -292,4 +412,18 @@ TEST_CASE("the writer rejects inconsistent systems") {
                        baton::Error);
   s.species[1] = "";
   CHECK_THROWS_AS(write_text({s}), baton::Error);
+  s.species[1] = "Ar";
+  s.pbc = {false, false, true};
+  CHECK_THROWS_WITH_AS(write_text({s}),
+                       "baton::dynamics::write_xyz: system 9 has a periodic axis but no cell",
+                       baton::Error);
+  s.cell = {1, 0, 0, 0, 1, 0, 2, 0, 0};
+  CHECK_THROWS_WITH_AS(write_text({s}),
+                       "baton::dynamics::write_xyz: system 9 has a cell whose volume is zero or "
+                       "not finite",
+                       baton::Error);
+  s.cell = {1, 0, 0, 0, 1, 0, 0, 0, std::numeric_limits<double>::quiet_NaN()};
+  CHECK_THROWS_AS(write_text({s}), baton::Error);
+  s.cell = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  CHECK_NOTHROW(write_text({s}));
 }

@@ -2,6 +2,7 @@
 #include <baton/runtime/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -47,6 +48,23 @@ std::vector<std::string_view> split_words(std::string_view line) {
       words.push_back(line.substr(start, i - start));
   }
   return words;
+}
+
+// The items of a list value (Lattice, pbc): separated by spaces or commas, as ASE splits them.
+std::vector<std::string_view> split_list(std::string_view value) {
+  std::vector<std::string_view> items;
+  std::size_t i = 0;
+  const auto separator = [](char c) { return is_space(c) || c == ','; };
+  while (i < value.size()) {
+    while (i < value.size() && separator(value[i]))
+      ++i;
+    const std::size_t start = i;
+    while (i < value.size() && !separator(value[i]))
+      ++i;
+    if (i > start)
+      items.push_back(value.substr(start, i - start));
+  }
+  return items;
 }
 
 std::optional<double> parse_double(std::string_view s) {
@@ -231,14 +249,98 @@ Columns parse_properties(const std::string& spec, const LineReader& reader) {
   return c;
 }
 
+void append_number(std::string& out, double v) {
+#if defined(__cpp_lib_to_chars)
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  out.append(buffer, result.ptr);
+#else
+  std::ostringstream s;
+  s.imbue(std::locale::classic());
+  s << std::setprecision(17) << v;
+  out += s.str();
+#endif
+}
+
+void append_integer(std::string& out, std::int64_t v) {
+  char buffer[24];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  out.append(buffer, result.ptr);
+}
+
+// The signed volume a . (b x c) of a cell given as rows a, b, c.
+double cell_volume(const std::array<double, 9>& m) {
+  return m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+         m[2] * (m[3] * m[7] - m[4] * m[6]);
+}
+
+bool usable_cell(const std::array<double, 9>& cell) {
+  const double volume = cell_volume(cell);
+  return std::isfinite(volume) && volume != 0;
+}
+
+// A logical as ASE's extxyz reads one in the comment line: T, F, true, false, True, False, TRUE,
+// FALSE (not t or f).
+std::optional<bool> parse_logical(std::string_view s) {
+  if (s == "T" || s == "true" || s == "True" || s == "TRUE")
+    return true;
+  if (s == "F" || s == "false" || s == "False" || s == "FALSE")
+    return false;
+  return std::nullopt;
+}
+
 // The comment-line keys a frame carries into its HostSystem.
 struct FrameKeys {
   Columns columns;
+  std::optional<std::array<double, 9>> lattice;
+  std::optional<std::array<bool, 3>> pbc;
   std::optional<std::int64_t> id;
   double energy = std::numeric_limits<double>::quiet_NaN();
   double fmax = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::int64_t> steps;
 };
+
+// Lattice="ax ay az bx by bz cx cy cz": exactly 9 finite numbers, a cell of non-zero finite volume.
+std::array<double, 9> read_lattice(const std::string& key, const std::string& value,
+                                   const LineReader& reader) {
+  const auto items = split_list(value);
+  std::array<double, 9> cell{};
+  bool numbers = items.size() == cell.size();
+  for (std::size_t i = 0; numbers && i < cell.size(); ++i) {
+    const auto v = parse_double(items[i]);
+    numbers = v && std::isfinite(*v);
+    cell[i] = v.value_or(0);
+  }
+  if (!numbers)
+    reader.fail(key + " must be 9 finite numbers (cell vectors a, b, c), got " + excerpt(value));
+  if (!usable_cell(cell)) {  // flat, or so large that the volume overflows
+    std::string volume = std::isnan(cell_volume(cell)) ? "nan" : "";
+    if (volume.empty())
+      append_number(volume, cell_volume(cell));
+    reader.fail(key + " must have a non-zero finite volume, got " + volume + " for " +
+                excerpt(value));
+  }
+  return cell;
+}
+
+// pbc="T T F": a logical for each of a, b, c, or one for all three (ASE accepts both).
+std::array<bool, 3> read_pbc(const std::string& key, const std::string& value,
+                             const LineReader& reader) {
+  const auto items = split_list(value);
+  std::array<bool, 3> pbc{};
+  if (items.size() == 1 || items.size() == 3) {
+    bool ok = true;
+    for (std::size_t i = 0; i < 3 && ok; ++i) {
+      const auto flag = parse_logical(items[items.size() == 1 ? 0 : i]);
+      ok = flag.has_value();
+      pbc[i] = flag.value_or(false);
+    }
+    if (ok)
+      return pbc;
+  }
+  reader.fail(key + " must be 3 logicals (T or F; one for all axes also works), got " +
+              excerpt(value));
+}
 
 FrameKeys read_comment(const LineReader& reader) {
   FrameKeys keys;
@@ -254,8 +356,9 @@ FrameKeys read_comment(const LineReader& reader) {
     const std::string& key = pair.first;  // not a structured binding: lambdas use it
     const std::string& value = pair.second;
     const std::string name = lower(key);
-    const bool known = name == "properties" || name == "energy" || name == "fmax" ||
-                       name == "system_id" || name.rfind("steps_", 0) == 0;
+    const bool known = name == "properties" || name == "lattice" || name == "pbc" ||
+                       name == "energy" || name == "fmax" || name == "system_id" ||
+                       name.rfind("steps_", 0) == 0;
     if (!known)
       continue;
     if (!seen.insert(name).second)
@@ -274,6 +377,10 @@ FrameKeys read_comment(const LineReader& reader) {
     };
     if (name == "properties")
       keys.columns = parse_properties(value, reader);
+    else if (name == "lattice")
+      keys.lattice = read_lattice(key, value, reader);
+    else if (name == "pbc")
+      keys.pbc = read_pbc(key, value, reader);
     else if (name == "energy")
       keys.energy = number();
     else if (name == "fmax")
@@ -283,6 +390,12 @@ FrameKeys read_comment(const LineReader& reader) {
     else
       keys.steps.push_back(integer());
   }
+  // As ASE: a Lattice without pbc is periodic along all three axes; no Lattice, no periodic axis.
+  if (!keys.pbc)
+    keys.pbc = std::array<bool, 3>{keys.lattice.has_value(), keys.lattice.has_value(),
+                                   keys.lattice.has_value()};
+  else if (!keys.lattice && ((*keys.pbc)[0] || (*keys.pbc)[1] || (*keys.pbc)[2]))
+    reader.fail("pbc has a periodic axis but the comment line has no Lattice");
   return keys;
 }
 
@@ -330,25 +443,6 @@ bool blank(const std::string& line) {
   return std::all_of(line.begin(), line.end(), is_space);
 }
 
-void append_number(std::string& out, double v) {
-#if defined(__cpp_lib_to_chars)
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
-  out.append(buffer, result.ptr);
-#else
-  std::ostringstream s;
-  s.imbue(std::locale::classic());
-  s << std::setprecision(17) << v;
-  out += s.str();
-#endif
-}
-
-void append_integer(std::string& out, std::int64_t v) {
-  char buffer[24];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
-  out.append(buffer, result.ptr);
-}
-
 // "<who>: system <id>", who being "baton::dynamics::write_xyz" or, for a file,
 // "baton::dynamics::write_xyz_file: <path>".
 std::string system_name(const std::string& who, const HostSystem& s) {
@@ -373,6 +467,10 @@ void check_writable(const std::string& who, const HostSystem& s) {
   for (const std::string& label : s.species)
     if (label.empty() || std::any_of(label.begin(), label.end(), is_space))
       throw Error(name + " has a species label that is empty or contains spaces");
+  if (s.has_cell() && !usable_cell(s.cell))
+    throw Error(name + " has a cell whose volume is zero or not finite");
+  if (!s.has_cell() && (s.pbc[0] || s.pbc[1] || s.pbc[2]))
+    throw Error(name + " has a periodic axis but no cell");
 }
 
 void append_frame(std::string& out, const HostSystem& s, const std::vector<std::string>& stages) {
@@ -380,7 +478,17 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
   const bool masses =
       std::any_of(s.masses.begin(), s.masses.end(), [](double m) { return m != 1.0; });
   out += std::to_string(s.size());
-  out += "\nProperties=species:S:1:pos:R:3";
+  out += '\n';
+  if (s.has_cell()) {  // first, where ASE puts it
+    out += "Lattice=\"";
+    for (std::size_t i = 0; i < s.cell.size(); ++i) {
+      if (i > 0)
+        out += ' ';
+      append_number(out, s.cell[i]);
+    }
+    out += "\" ";
+  }
+  out += "Properties=species:S:1:pos:R:3";
   out += velocities ? ":velo:R:3" : "";
   out += masses ? ":masses:R:1" : "";
   if (!std::isnan(s.energy)) {
@@ -398,7 +506,12 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
     out += ' ' + keys[i] + '=';
     append_integer(out, s.stage_steps[i]);
   }
-  out += " pbc=\"F F F\"\n";
+  out += " pbc=\"";  // always, as ASE writes it (clusters: F F F)
+  for (int d = 0; d < 3; ++d) {
+    out += s.pbc[d] ? 'T' : 'F';
+    out += d < 2 ? ' ' : '"';
+  }
+  out += '\n';
   for (std::size_t a = 0; a < s.size(); ++a) {
     out += s.species[a];
     for (int d = 0; d < 3; ++d) {
@@ -434,6 +547,10 @@ std::vector<HostSystem> read_frames(std::istream& in, const std::string& source_
     if (const auto [at, fresh] = id_line.emplace(system.id, reader.number()); !fresh)
       reader.fail("duplicate system_id " + std::to_string(system.id) + " (also on line " +
                   std::to_string(at->second) + ")");
+    if (keys.lattice)
+      system.cell = *keys.lattice;
+    if (keys.pbc)  // absent for a free-text comment: no cell, not periodic
+      system.pbc = *keys.pbc;
     system.energy = keys.energy;
     system.fmax = keys.fmax;
     system.stage_steps = std::move(keys.steps);

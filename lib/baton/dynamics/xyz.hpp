@@ -16,10 +16,12 @@ namespace baton::dynamics {
 inline constexpr std::size_t max_xyz_atoms = 100000000;
 
 /// Reads every frame of an (extended) XYZ stream. A frame's `system_id` comment key becomes its id
-/// (absent: the frame's index in the file); `energy` and `fmax` are read when present, and the
-/// `steps_*` keys become stage_steps in the order they appear. Throws baton::Error for bad input,
-/// with a message "baton::dynamics::read_xyz: <source_name>:<line>: <what is wrong>" (lines count
-/// from 1).
+/// (absent: the frame's index in the file); `energy` and `fmax` are read when present, the
+/// `steps_*` keys become stage_steps in the order they appear, and `Lattice` and `pbc` become cell
+/// and pbc as ASE reads them (a Lattice without pbc is periodic; neither: a cluster; a periodic
+/// axis needs a Lattice, whose volume must be finite and not zero). Throws baton::Error for bad
+/// input, with a message "baton::dynamics::read_xyz: <source_name>:<line>: <what is wrong>" (lines
+/// count from 1).
 std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_name = "<stream>");
 
 /// read_xyz() on the file at `path`; its messages read
@@ -28,9 +30,11 @@ std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_nam
 std::vector<HostSystem> read_xyz_file(const std::string& path);
 
 /// Writes one extended-XYZ frame per system, numbers in shortest round-trip form (write then read
-/// gives the same bits). stage_steps[i] is written as `steps_<stage_names[i]>` (a repeated name
+/// gives the same bits): `Lattice` first for a system with a cell, `pbc` always (`"F F F"` for a
+/// cluster). stage_steps[i] is written as `steps_<stage_names[i]>` (a repeated name
 /// gets `_2`, `_3`, ...; a step without a name is `steps_stage<i>`). Throws baton::Error for a
-/// system whose arrays do not match its atom count, or if the stream fails.
+/// system whose arrays do not match its atom count, whose cell has a zero or non-finite volume or
+/// that is periodic without a cell, or if the stream fails.
 void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
                const std::vector<std::string>& stage_names = {});
 

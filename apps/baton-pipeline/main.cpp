@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <baton/baton.hpp>
+#include <baton/dynamics/cell.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/host_transfer.hpp>
@@ -19,6 +20,7 @@
 #include <baton/pipeline/summary.hpp>
 #include <baton/timing/report.hpp>
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -184,7 +186,15 @@ std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const 
           systems = dyn::read_xyz_file(o.input);
           app::require(!systems.empty(), "input", "'" + o.input + "' holds no systems");
           for (std::size_t f = 0; f < systems.size(); ++f) {
-            const std::string problem = dyn::host_system_problem(systems[f]);
+            std::string problem = dyn::host_system_problem(systems[f]);
+            if (problem
+                    .empty()) {  // a cell too small for the cutoff, found now rather than mid-run
+              const std::string small =
+                  dyn::cutoff_problem(systems[f].cell, dyn::pbc_bits(systems[f].pbc),
+                                      o.lj.cutoff > 0 ? o.lj.cutoff : INFINITY);
+              if (!small.empty())
+                problem = "needs a larger cell: " + small;
+            }
             app::require(problem.empty(), "input",
                          "'" + o.input + "' frame " + std::to_string(f + 1) + " (system " +
                              std::to_string(systems[f].id) + ") " + problem);

@@ -20,6 +20,7 @@
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/systems_batch.hpp"
+#include "baton/dynamics/units.hpp"
 #include "baton/dynamics/verlet.hpp"
 #include "baton/dynamics/xyz.hpp"
 #include "baton/pipeline/driver.hpp"

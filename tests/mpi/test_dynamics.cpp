@@ -750,3 +750,103 @@ TEST_CASE("cells: bad cells are input errors, results are wrapped into the cell"
   bd::wrap_positions(unwrapped);
   CHECK(unwrapped.positions == back.positions);  // no periodic axis: nothing moves
 }
+
+TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin at its bath") {
+  // Cu as a Morse solid (Girifalco and Weizer 1959: D0 0.3429 eV, alpha 1.3588 / A, r0 2.866 A) in
+  // eV, Angstrom, amu, ps; a 3x3x3 fcc crystal of 108 atoms.
+  bd::Morse cu;
+  cu.depth = 0.3429;
+  cu.alpha = 1.3588;
+  cu.r0 = 2.866;
+  cu.cutoff = 5.0;
+  const bd::Units metal = bd::Units::metal();
+  std::vector<bd::HostSystem> in;
+  for (int id = 0; id < 4; ++id) {
+    in.push_back(bd::fcc_crystal({3, 3, 3}, 3.615, "Cu", id));
+    in.back().masses.assign(in.back().size(), 63.546);
+  }
+  const auto temperature = [&](const bd::HostSystem& s) {  // 2 KE / (3N - 3) k_B
+    double mv2 = 0;
+    for (std::size_t i = 0; i < s.velocities.size(); ++i)
+      mv2 += s.masses[i / 3] * s.velocities[i] * s.velocities[i];
+    return mv2 * metal.mvv2e / ((3.0 * static_cast<double>(s.size()) - 3) * metal.boltz);
+  };
+  const auto total_energy = [&](const bd::HostSystem& s) {
+    double mv2 = 0;
+    for (std::size_t i = 0; i < s.velocities.size(); ++i)
+      mv2 += s.masses[i / 3] * s.velocities[i] * s.velocities[i];
+    return s.energy + 0.5 * mv2 * metal.mvv2e;
+  };
+
+  bd::VerletParams vp;
+  vp.units = metal;
+  vp.dt = 0.002;  // ps
+  vp.steps = 0;
+  vp.temperature = 300;
+  bd::VerletStage draw(cu, vp);
+  Batch drawn(in);
+  run(draw, drawn, 1);
+  double mean = 0;
+  for (const auto& s : drawn.systems())
+    mean += temperature(s) / 4;
+  // 4 x 321 degrees of freedom: the mean's relative spread is sqrt(2 / 1284) = 4%.
+  CHECK(std::abs(mean / 300 - 1) < 0.15);
+
+  // Energy conservation, O(dt^2): a wrong force-to-velocity factor would not conserve at all. A
+  // 4x4x4 crystal allows a cutoff of 7 A, where the Morse force is small (its jump there adds
+  // noise).
+  bd::Morse far = cu;
+  far.cutoff = 7.0;
+  bd::HostSystem big = bd::fcc_crystal({4, 4, 4}, 3.615, "Cu", 9);
+  big.masses.assign(big.size(), 63.546);
+  const auto max_drift = [&](double dt) {
+    bd::VerletParams p = vp;
+    p.dt = dt;
+    p.steps = static_cast<long>(std::lround(1.0 / dt));  // 1 ps
+    bd::VerletStage nve(far, p);
+    Batch b({big});
+    nve.enter(b.batch, 0, 1);
+    const double e0 = total_energy(b.systems()[0]);
+    double drift = 0;
+    while (!b.all_finished()) {
+      nve.advance(b.batch, 25);
+      drift = std::max(drift, std::abs(total_energy(b.systems()[0]) - e0));
+    }
+    CHECK(temperature(b.systems()[0]) > 50);  // the atoms did move
+    return drift;
+  };
+  const double coarse = max_drift(0.004), fine = max_drift(0.002);
+  MESSAGE("metal NVE, 256 Cu (Morse) at 300 K, 1 ps: max |E(t) - E(0)| "
+          << coarse << " eV at 4 fs, " << fine << " eV at 2 fs");
+  CHECK(coarse < 0.1);  // 256 atoms, kT = 0.026 eV: fluctuations, no drift
+  CHECK(coarse / fine > 2.5);
+  CHECK(coarse / fine < 6);
+
+  bd::LangevinParams lp;
+  lp.units = metal;
+  lp.dt = 0.002;
+  lp.friction = 5;  // 1 / ps
+  lp.temperature = 500;
+  lp.steps = 3000;
+  bd::LangevinStage langevin(cu, lp);
+  Batch hot(in);
+  langevin.enter(hot.batch, 0, 4);
+  langevin.advance(hot.batch, 1000);
+  double sum = 0;
+  int samples = 0;
+  while (!hot.all_finished()) {
+    langevin.advance(hot.batch, 20);
+    for (const auto& s : hot.systems()) {
+      sum += temperature(s);
+      ++samples;
+    }
+  }
+  MESSAGE("metal Langevin, bath 500 K: mean kinetic temperature " << sum / samples << " K");
+  CHECK(std::abs(sum / samples / 500 - 1) < 0.05);
+
+  bd::VerletParams bad;
+  bad.units.boltz = 0;
+  CHECK(error_text([&] { bd::VerletStage s(cu, bad); }).find("boltz = 0") != std::string::npos);
+  CHECK(error_text([] { bd::Units::named("si"); }).find("unknown unit system 'si'") !=
+        std::string::npos);
+}

@@ -18,6 +18,7 @@ void validate(const FireParams& p) {
   require(who, "max_step", p.max_step, p.max_step > 0 && std::isfinite(p.max_step),
           "positive and finite");
   require(who, "max_steps", p.max_steps, p.max_steps >= 0, ">= 0");
+  validate(p.units);
 }
 
 template class FireStage<LennardJones>;

@@ -12,13 +12,14 @@
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/team.hpp"
+#include "baton/dynamics/units.hpp"
 #include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
 
-/// FIRE's parameters, in Lennard-Jones units. The defaults are Bitzek et al.'s (n_min, f_inc,
-/// f_dec, alpha_start, f_alpha); dt was tuned on perturbed LJ13 and LJ55 (dt_max is rarely reached
-/// there).
+/// FIRE's parameters, in the units of `units` (defaults for Lennard-Jones units). The defaults are
+/// Bitzek et al.'s (n_min, f_inc, f_dec, alpha_start, f_alpha); dt was tuned on perturbed LJ13 and
+/// LJ55 (dt_max is rarely reached there).
 struct FireParams {
   double fmax = 1e-6;          ///< converged when the largest atom force norm is at most this
   double dt = 0.05;            ///< initial time step
@@ -31,6 +32,7 @@ struct FireParams {
   double max_step = 0.1;       ///< largest atom displacement per step (sigma)
   bool half_step_back = true;  ///< when P < 0, first move back half a step (FIRE 2.0)
   long max_steps = 100000;     ///< a system that has not converged after this many steps stops
+  Units units = Units::lj();   ///< the unit system of the potential and the masses
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -101,6 +103,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
     return;
   const auto pot = potential_.kernel();
   const FireParams p = params_;
+  const double ftm2v = params_.units.ftm2v;
   const auto x = batch.positions;
   const auto v = batch.velocities;
   const auto f = batch.forces;
@@ -175,7 +178,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           // Semi-implicit Euler step, no atom moving more than max_step.
           const double step_dt = dt;
           const double v2max = detail::team_max(team, b, e, [&](int i) {
-            const double im = step_dt / mass(i);
+            const double im = step_dt * ftm2v / mass(i);
             double v2i = 0;
             for (int d = 0; d < 3; ++d) {
               v(i, d) = keep * v(i, d) + mix * f(i, d) + im * f(i, d);

@@ -13,6 +13,7 @@ void validate(const LangevinParams& p) {
           ">= 0 and finite");
   require(who, "friction", p.friction, p.friction > 0 && std::isfinite(p.friction),
           "positive and finite");
+  validate(p.units);
 }
 
 template class LangevinStage<LennardJones>;

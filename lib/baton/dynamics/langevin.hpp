@@ -14,17 +14,19 @@
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/team.hpp"
+#include "baton/dynamics/units.hpp"
 #include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
 
-/// Langevin parameters (Lennard-Jones units, kB = 1).
+/// Langevin parameters, in the units of `units` (defaults for Lennard-Jones units).
 struct LangevinParams {
-  double dt = 0.005;         ///< time step
-  long steps = 1000;         ///< steps per system
-  double temperature = 0.1;  ///< bath temperature
-  double friction = 1.0;     ///< gamma, in 1 / time
-  std::uint64_t seed = 1;    ///< noise seed
+  double dt = 0.005;          ///< time step
+  long steps = 1000;          ///< steps per system
+  double temperature = 0.1;   ///< bath temperature
+  double friction = 1.0;      ///< gamma, in 1 / time
+  std::uint64_t seed = 1;     ///< noise seed
+  Units units = Units::lj();  ///< the unit system of the potential, masses and temperature
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -76,7 +78,8 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto pot = potential_.kernel();
   const double dt = params_.dt;
   const long limit = params_.steps;
-  const double kt = params_.temperature;
+  const double kt = params_.units.boltz * params_.temperature / params_.units.mvv2e;
+  const double ftm2v = params_.units.ftm2v;
   const std::uint64_t seed = params_.seed;
   const double c1 = std::exp(-params_.friction * dt);  // O step: v <- c1 v + c2 sqrt(kT/m) xi
   const double c2 = std::sqrt(1 - c1 * c1);
@@ -116,7 +119,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           if (k == max_steps)
             break;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt / mass(i);
+            const double h = 0.5 * dt * ftm2v / mass(i);
             const double sd = c2 * detail::math_sqrt(kt / mass(i));
             for (int d = 0; d < 3; ++d) {
               v(i, d) += h * f(i, d);                                                   // B
@@ -128,7 +131,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           team.team_barrier();
           detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt / mass(i);
+            const double h = 0.5 * dt * ftm2v / mass(i);
             for (int d = 0; d < 3; ++d)
               v(i, d) += h * f(i, d);  // B
           });

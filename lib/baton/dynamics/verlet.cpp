@@ -11,13 +11,16 @@ void validate(const VerletParams& p) {
   require(who, "steps", static_cast<double>(p.steps), p.steps >= 0, ">= 0");
   require(who, "temperature", p.temperature, std::isfinite(p.temperature),
           "finite (< 0: keep the incoming velocities)");
+  validate(p.units);
 }
 
-void draw_velocities(SystemsBatch& batch, int first, int n, double temperature,
-                     std::uint64_t seed) {
+void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, std::uint64_t seed,
+                     const Units& units) {
   detail::check_slots("draw_velocities", batch, first, n);
   detail::require("baton::dynamics::draw_velocities", "temperature", temperature,
                   temperature >= 0 && std::isfinite(temperature), ">= 0 and finite");
+  validate(units);
+  const double kt = units.boltz * temperature / units.mvv2e;  // velocity^2 x mass
   const auto v = batch.velocities;
   const auto mass = batch.masses;
   const auto offset = batch.offset;
@@ -30,7 +33,7 @@ void draw_velocities(SystemsBatch& batch, int first, int n, double temperature,
         const int b = offset(s), e = offset(s) + count(s);
         const std::int64_t sid = id(s);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-          const double scale = detail::math_sqrt(temperature / mass(i));
+          const double scale = detail::math_sqrt(kt / mass(i));
           for (int d = 0; d < 3; ++d)
             v(i, d) = scale * random_normal(seed, sid, initial_velocity_step, i - b, d);
         });

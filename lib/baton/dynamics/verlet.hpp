@@ -14,16 +14,18 @@
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/team.hpp"
+#include "baton/dynamics/units.hpp"
 #include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
 
-/// Velocity-Verlet parameters (Lennard-Jones units, kB = 1).
+/// Velocity-Verlet parameters, in the units of `units` (defaults for Lennard-Jones units).
 struct VerletParams {
-  double dt = 0.005;        ///< time step
-  long steps = 1000;        ///< steps per system
-  double temperature = -1;  ///< >= 0: Maxwell-Boltzmann velocities at this temperature on entry
-  std::uint64_t seed = 1;   ///< seed of those velocities
+  double dt = 0.005;          ///< time step
+  long steps = 1000;          ///< steps per system
+  double temperature = -1;    ///< >= 0: Maxwell-Boltzmann velocities at this temperature on entry
+  std::uint64_t seed = 1;     ///< seed of those velocities
+  Units units = Units::lj();  ///< the unit system of the potential, masses and temperature
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -35,7 +37,8 @@ inline constexpr std::int64_t initial_velocity_step = -1;
 /// Draws Maxwell-Boltzmann velocities at `temperature` for slots [first, first + n): component c
 /// of atom a (index in its system) of system `id` is sqrt(T / m) times random_normal(seed, id,
 /// initial_velocity_step, a, c); then the centre-of-mass velocity is removed.
-void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, std::uint64_t seed);
+void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, std::uint64_t seed,
+                     const Units& units = Units::lj());
 
 /// The "nve" stage: params.steps velocity-Verlet steps per system, then Finished.
 template <class Potential = LennardJones>
@@ -70,7 +73,7 @@ template <class Potential>
 void VerletStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
   detail::check_slots("VerletStage::enter", batch, first, n);
   if (params_.temperature >= 0 && n > 0)
-    draw_velocities(batch, first, n, params_.temperature, params_.seed);
+    draw_velocities(batch, first, n, params_.temperature, params_.seed, params_.units);
   compute_forces(potential_, batch, first, n);
 }
 
@@ -82,6 +85,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
     return;
   const auto pot = potential_.kernel();
   const double dt = params_.dt;
+  const double ftm2v = params_.units.ftm2v;
   const long limit = params_.steps;
   const auto x = batch.positions;
   const auto v = batch.velocities;
@@ -117,7 +121,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           if (k == max_steps)
             break;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt / mass(i);
+            const double h = 0.5 * dt * ftm2v / mass(i);
             for (int d = 0; d < 3; ++d) {
               v(i, d) += h * f(i, d);
               x(i, d) += dt * v(i, d);
@@ -126,7 +130,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           team.team_barrier();
           detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt / mass(i);
+            const double h = 0.5 * dt * ftm2v / mass(i);
             for (int d = 0; d < 3; ++d)
               v(i, d) += h * f(i, d);
           });

@@ -10,6 +10,8 @@
 #include "baton/config.hpp"
 #include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/clusters.hpp"
+#include "baton/dynamics/eam.hpp"
+#include "baton/dynamics/eam_tables.hpp"
 #include "baton/dynamics/fire.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/host_system.hpp"

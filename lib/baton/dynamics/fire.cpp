@@ -23,5 +23,6 @@ void validate(const FireParams& p) {
 
 template class FireStage<LennardJones>;
 template class FireStage<Morse>;
+template class FireStage<Eam>;
 
 }  // namespace baton::dynamics

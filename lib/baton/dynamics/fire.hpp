@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
@@ -108,6 +109,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto v = batch.velocities;
   const auto f = batch.forces;
   const auto species = batch.species;
+  const auto atom_scratch = batch.atom_scratch;
   const auto cells = batch.cell;
   const auto pbc = batch.pbc;
   const auto mass = batch.masses;
@@ -194,11 +196,13 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             x(i, 2) += move * v(i, 2);
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
+          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, atom_scratch, b, e,
+                                                      cell, r);
           ++taken;
         }
         if (done)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, cell, r);
+          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
+                                                     cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           scratch(s, 0) = dt;
           scratch(s, 1) = alpha;
@@ -213,5 +217,6 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
 
 extern template class FireStage<LennardJones>;
 extern template class FireStage<Morse>;
+extern template class FireStage<Eam>;
 
 }  // namespace baton::dynamics

@@ -41,6 +41,7 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
   const auto x = batch.positions;
   const auto f = batch.forces;
   const auto species = batch.species;
+  const auto scratch = batch.atom_scratch;
   const auto offset = batch.offset;
   const auto count = batch.count;
   const auto status = batch.status;
@@ -54,8 +55,8 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
           return;
         SystemForces r;
         const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
-        team_forces<HalfPairs, true>(team, pot, x, species, f, offset(s), offset(s) + count(s),
-                                     cell, r);
+        team_forces<HalfPairs, true>(team, pot, x, species, f, scratch, offset(s),
+                                     offset(s) + count(s), cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { store(out, s, r, true); });
       });
 }

@@ -18,5 +18,6 @@ void validate(const LangevinParams& p) {
 
 template class LangevinStage<LennardJones>;
 template class LangevinStage<Morse>;
+template class LangevinStage<Eam>;
 
 }  // namespace baton::dynamics

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
@@ -87,6 +88,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto v = batch.velocities;
   const auto f = batch.forces;
   const auto species = batch.species;
+  const auto atom_scratch = batch.atom_scratch;
   const auto cells = batch.cell;
   const auto pbc = batch.pbc;
   const auto mass = batch.masses;
@@ -129,7 +131,8 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             }
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
+          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, atom_scratch, b, e,
+                                                      cell, r);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
             const double h = 0.5 * dt * ftm2v / mass(i);
             for (int d = 0; d < 3; ++d)
@@ -139,7 +142,8 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         }
         team.team_barrier();
         if (done)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, cell, r);
+          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
+                                                     cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           detail::store(out, s, r, done);
           steps(s) = taken;
@@ -151,5 +155,6 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
 
 extern template class LangevinStage<LennardJones>;
 extern template class LangevinStage<Morse>;
+extern template class LangevinStage<Eam>;
 
 }  // namespace baton::dynamics

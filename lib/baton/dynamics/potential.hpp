@@ -171,19 +171,40 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
     out.virial[c] = w[c];
 }
 
-/// Forces of potential kernel `pot` on one system whose cell is `cell` (see team_pair_forces).
+template <class K, class = void>
+struct is_many_body_kernel : std::false_type {};
+template <class K>
+struct is_many_body_kernel<K, std::void_t<decltype(&K::template team_forces<true, false, false>),
+                                          decltype(std::declval<const K&>().cutoff_squared())>>
+    : std::true_type {};
+
+/// Forces of potential kernel `pot` on one system whose cell is `cell` (see team_pair_forces):
+/// the pair loop for a pair potential, the kernel's own team_forces for a many-body one (EAM),
+/// which may use `scratch` (two values per atom) between its passes.
 template <bool HalfPairs, bool Virial, class K>
 KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot, const Positions& x,
-                                        const SpeciesView& species, const Positions& f, int begin,
-                                        int end, const CellImage& cell, SystemForces& out) {
-  static_assert(is_pair_kernel<K>::value,
+                                        const SpeciesView& species, const Positions& f,
+                                        const AtomScratch& scratch, int begin, int end,
+                                        const CellImage& cell, SystemForces& out) {
+  static_assert(is_pair_kernel<K>::value || is_many_body_kernel<K>::value,
                 "a potential's kernel() must return an object with KOKKOS_FUNCTION members "
                 "cutoff_squared() and pair(species_i, species_j, r2, energy, force_over_r) "
                 "(see baton/dynamics/potential.hpp)");
-  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
-    team_pair_forces<HalfPairs, Virial, true>(team, pot, x, species, f, begin, end, cell, out);
-  else
-    team_pair_forces<HalfPairs, Virial, false>(team, pot, x, species, f, begin, end, cell, out);
+  const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
+  if constexpr (is_pair_kernel<K>::value) {
+    (void)scratch;
+    if (periodic)
+      team_pair_forces<HalfPairs, Virial, true>(team, pot, x, species, f, begin, end, cell, out);
+    else
+      team_pair_forces<HalfPairs, Virial, false>(team, pot, x, species, f, begin, end, cell, out);
+  } else {
+    if (periodic)
+      pot.template team_forces<HalfPairs, Virial, true>(team, x, species, f, scratch, begin, end,
+                                                        cell, out);
+    else
+      pot.template team_forces<HalfPairs, Virial, false>(team, x, species, f, scratch, begin, end,
+                                                         cell, out);
+  }
 }
 
 }  // namespace detail

@@ -30,6 +30,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   masses = alloc<view<double*>>("masses", na);
   species = alloc<view<int*>>("species", na);
   system_of_atom = alloc<view<int*>>("system_of_atom", na);
+  atom_scratch = alloc<view<double* [2]>>("atom_scratch", na);
   offset = alloc<view<int*>>("offset", ns);
   count = alloc<view<int*>>("count", ns);
   id = alloc<view<std::int64_t*>>("id", ns);

@@ -60,6 +60,9 @@ class SystemsBatch {
   view<double*> masses;
   view<int*> species;         ///< index into the caller's species-name table
   view<int*> system_of_atom;  ///< slot of the atom's system
+  /// Two values per atom a many-body potential may use within one force evaluation (EAM: the
+  /// density, then F'(density)). Not moved when slots are compacted, never sent.
+  view<double* [2]> atom_scratch;
 
   // Per system slot (rows [0, num_systems()) are in use).
   view<int*> offset;       ///< first atom row

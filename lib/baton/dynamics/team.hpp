@@ -14,6 +14,7 @@ using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace>;
 using TeamMember = TeamPolicy::member_type;
 using Positions = SystemsBatch::view<double* [3]>;
 using SpeciesView = SystemsBatch::view<int*>;
+using AtomScratch = SystemsBatch::view<double* [2]>;
 
 /// True where kernels run on the host: teams of one thread there loop over pairs i < j once and use
 /// Newton's third law; on GPUs the team's threads take atoms i and loop over all j != i.

@@ -52,5 +52,6 @@ void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, 
 
 template class VerletStage<LennardJones>;
 template class VerletStage<Morse>;
+template class VerletStage<Eam>;
 
 }  // namespace baton::dynamics

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
@@ -91,6 +92,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto v = batch.velocities;
   const auto f = batch.forces;
   const auto species = batch.species;
+  const auto atom_scratch = batch.atom_scratch;
   const auto cells = batch.cell;
   const auto pbc = batch.pbc;
   const auto mass = batch.masses;
@@ -128,7 +130,8 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             }
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, b, e, cell, r);
+          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, atom_scratch, b, e,
+                                                      cell, r);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
             const double h = 0.5 * dt * ftm2v / mass(i);
             for (int d = 0; d < 3; ++d)
@@ -138,7 +141,8 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         }
         team.team_barrier();
         if (done)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, b, e, cell, r);
+          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
+                                                     cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           detail::store(out, s, r, done);
           steps(s) = taken;
@@ -150,5 +154,6 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
 
 extern template class VerletStage<LennardJones>;
 extern template class VerletStage<Morse>;
+extern template class VerletStage<Eam>;
 
 }  // namespace baton::dynamics

@@ -1,0 +1,217 @@
+#pragma once
+/// \file
+/// The embedded-atom method (Daw and Baskes), from LAMMPS' `pair_style eam` (funcfl, *.eam) and
+/// `eam/alloy` (setfl, *.eam.alloy) files, with LAMMPS' interpolation (eam_tables.hpp): a many-body
+/// potential, E = sum_i F_i(rho_i) + sum_{i<j} phi_ij(r_ij), rho_i = sum_j rho_j(r_ij).
+
+#include <Kokkos_Core.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/dynamics/cell.hpp"
+#include "baton/dynamics/eam_tables.hpp"
+#include "baton/dynamics/potential.hpp"
+#include "baton/dynamics/random.hpp"
+#include "baton/dynamics/systems_batch.hpp"
+#include "baton/dynamics/team.hpp"
+
+namespace baton::dynamics {
+
+/// An EAM potential. Construction reads the file (once: copies share the tables and their device
+/// copies). `species` names the batch's species indices in order (species index i is the element
+/// species[i]; empty: the file's elements in the file's order, which is what a SpeciesTable seeded
+/// with elements() gives). Throws baton::Error for a bad file or a species the file does not have.
+class Eam {
+ public:
+  explicit Eam(const std::string& path, std::vector<std::string> species = {});
+
+  /// The file's elements, in its order.
+  const std::vector<std::string>& elements() const noexcept { return tables_->elements; }
+  /// Mass of an element in the file's units (amu for every file LAMMPS ships).
+  double mass(const std::string& element) const;
+  const EamTables& tables() const noexcept { return *tables_; }
+
+  /// What the kernels use: the spline tables in device memory and the species-to-element map.
+  struct Kernel {
+    using Table = Kokkos::View<const double*, SystemsBatch::memory_space>;
+    Table frho, rhor, z2r;
+    Kokkos::View<const int*, SystemsBatch::memory_space> element;  ///< species index -> element
+    int n_elements = 0, nrho = 0, nr = 0;
+    double rdrho = 0, rdr = 0, rhomax = 0, rc2 = 0;
+
+    KOKKOS_INLINE_FUNCTION double cutoff_squared() const { return rc2; }
+
+    /// rho_b(r) contributed to an atom by a neighbour of element b, and its derivative.
+    KOKKOS_INLINE_FUNCTION double density(int b, double r, double& derivative) const {
+      const EamSite site = eam_r_site(r, rdr, nr);
+      const double* c = &rhor((static_cast<std::size_t>(b) * nr + site.row) * eam_spline_width);
+      derivative = eam_spline_derivative(c, site.p);
+      return eam_spline_value(c, site.p);
+    }
+    /// r phi_ab(r) and its derivative.
+    KOKKOS_INLINE_FUNCTION double r_phi(int a, int b, double r, double& derivative) const {
+      const EamSite site = eam_r_site(r, rdr, nr);
+      const int hi = a > b ? a : b, lo = a > b ? b : a;  // EamTables::pair_index
+      const double* c = &z2r((static_cast<std::size_t>(hi * (hi + 1) / 2 + lo) * nr + site.row) *
+                             eam_spline_width);
+      derivative = eam_spline_derivative(c, site.p);
+      return eam_spline_value(c, site.p);
+    }
+    /// F_a(rho) and fp = F_a'(rho).
+    KOKKOS_INLINE_FUNCTION double embedding(int a, double rho, double& fp) const {
+      return eam_embedding(&frho(static_cast<std::size_t>(a) * nrho * eam_spline_width), rho, rdrho,
+                           nrho, rhomax, fp);
+    }
+
+    /// Forces on atoms [begin, end) of one system, as the pair loop does them (potential.hpp):
+    /// densities into scratch(i, 0), then F'(rho) into scratch(i, 1), then the forces. HalfPairs:
+    /// one thread, pairs i < j once; otherwise the team's threads share the atoms i and loop over
+    /// all j (no atomics), the virial taking six more passes.
+    template <bool HalfPairs, bool Virial, bool Periodic>
+    KOKKOS_INLINE_FUNCTION void team_forces(const detail::TeamMember& team,
+                                            const detail::Positions& x,
+                                            const detail::SpeciesView& species,
+                                            const detail::Positions& f,
+                                            const detail::AtomScratch& scratch, int begin, int end,
+                                            const CellImage& cell, SystemForces& out) const {
+      // The displacement x_i - x_j (its minimum image) and r^2.
+      const auto apart = [&](int i, int j, double* d) {
+        for (int k = 0; k < 3; ++k)
+          d[k] = x(i, k) - x(j, k);
+        if constexpr (Periodic)
+          cell.minimum_image(d[0], d[1], d[2]);
+        return d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+      };
+      // -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi.
+      const auto pair_force = [&](int i, int j, double r, double& phi) {
+        const int a = element(species(i)), b = element(species(j));
+        double rhoip = 0, rhojp = 0, z2p = 0;
+        density(a, r, rhoip);
+        density(b, r, rhojp);
+        const double z2 = r_phi(a, b, r, z2p);
+        const double recip = 1.0 / r;
+        phi = z2 * recip;
+        const double phip = z2p * recip - phi * recip;
+        return -(scratch(i, 1) * rhojp + scratch(j, 1) * rhoip + phip) * recip;
+      };
+      double e = 0;
+      double w[6] = {0, 0, 0, 0, 0, 0};
+      if constexpr (HalfPairs) {
+        for (int i = begin; i < end; ++i)
+          scratch(i, 0) = 0;
+        for (int i = begin; i < end; ++i) {
+          const int a = element(species(i));
+          for (int j = i + 1; j < end; ++j) {
+            double d[3];
+            const double r2 = apart(i, j, d);
+            if (r2 < rc2) {
+              const double r = detail::math_sqrt(r2);
+              double unused = 0;
+              scratch(i, 0) += density(element(species(j)), r, unused);
+              scratch(j, 0) += density(a, r, unused);
+            }
+          }
+        }
+        for (int i = begin; i < end; ++i) {
+          double fp = 0;
+          e += embedding(element(species(i)), scratch(i, 0), fp);
+          scratch(i, 1) = fp;
+          f(i, 0) = f(i, 1) = f(i, 2) = 0;
+        }
+        for (int i = begin; i < end; ++i) {
+          double fx = 0, fy = 0, fz = 0;
+          for (int j = i + 1; j < end; ++j) {
+            double d[3];
+            const double r2 = apart(i, j, d);
+            if (r2 < rc2) {
+              double phi = 0;
+              const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+              e += phi;
+              fx += s * d[0];
+              fy += s * d[1];
+              fz += s * d[2];
+              f(j, 0) -= s * d[0];
+              f(j, 1) -= s * d[1];
+              f(j, 2) -= s * d[2];
+              if constexpr (Virial)
+                detail::add_pair_virial(w, s, d[0], d[1], d[2]);
+            }
+          }
+          f(i, 0) += fx;
+          f(i, 1) += fy;
+          f(i, 2) += fz;
+        }
+      } else {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+          double rho = 0, unused = 0;
+          for (int j = begin; j < end; ++j) {
+            double d[3];
+            const double r2 = apart(i, j, d);
+            if (j != i && r2 < rc2)
+              rho += density(element(species(j)), detail::math_sqrt(r2), unused);
+          }
+          scratch(i, 0) = rho;
+        });
+        team.team_barrier();
+        e = detail::team_sum(team, begin, end, [&](int i) {
+          double fp = 0;
+          const double embed = embedding(element(species(i)), scratch(i, 0), fp);
+          scratch(i, 1) = fp;
+          return embed;
+        });
+        team.team_barrier();
+        e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
+               double fi[3] = {0, 0, 0}, ei = 0;
+               for (int j = begin; j < end; ++j) {
+                 double d[3];
+                 const double r2 = apart(i, j, d);
+                 if (j != i && r2 < rc2) {
+                   double phi = 0;
+                   const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+                   ei += phi;
+                   for (int k = 0; k < 3; ++k)
+                     fi[k] += s * d[k];
+                 }
+               }
+               for (int k = 0; k < 3; ++k)
+                 f(i, k) = fi[k];
+               return ei;
+             });
+        if constexpr (Virial) {
+          for (int c = 0; c < 6; ++c) {
+            const int p = c < 3 ? c : (c == 5 ? 1 : 0);
+            const int q = c < 3 ? c : (c == 3 ? 1 : 2);
+            w[c] = 0.5 * detail::team_sum(team, begin, end, [&](int i) {
+                     double wi = 0;
+                     for (int j = begin; j < end; ++j) {
+                       double d[3];
+                       const double r2 = apart(i, j, d);
+                       if (j != i && r2 < rc2) {
+                         double phi = 0;
+                         wi += pair_force(i, j, detail::math_sqrt(r2), phi) * d[p] * d[q];
+                       }
+                     }
+                     return wi;
+                   });
+          }
+        }
+      }
+      team.team_barrier();
+      const double f2 = detail::team_max(team, begin, end, [&](int i) {
+        return f(i, 0) * f(i, 0) + f(i, 1) * f(i, 1) + f(i, 2) * f(i, 2);
+      });
+      out.energy = e;
+      out.fmax = detail::math_sqrt(f2);
+      for (int c = 0; c < 6; ++c)
+        out.virial[c] = w[c];
+    }
+  };
+  Kernel kernel() const { return kernel_; }
+
+ private:
+  std::shared_ptr<const EamTables> tables_;
+  Kernel kernel_;
+};
+
+}  // namespace baton::dynamics

@@ -11,6 +11,7 @@
 #include <baton/baton.hpp>
 #include <baton/dynamics/cell.hpp>
 #include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
@@ -25,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "../common/app.hpp"
@@ -37,7 +39,7 @@ namespace {
 
 struct Options {
   std::string stages, input, output, mode, progress, ranks_per_stage, sizes, json, csv, trace;
-  std::string potential;
+  std::string potential, potential_file, units;
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
   std::uint64_t seed = 0;
@@ -87,19 +89,49 @@ pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
   return p;
 }
 
-// The stages of --stages over the potential of --potential.
-pl::Pipeline build_pipeline(const Options& o) {
+// The stages of --stages over the potential of --potential (`eam`: the one read from its file).
+pl::Pipeline build_pipeline(const Options& o, const std::optional<dyn::Eam>& eam) {
   if (o.potential == "lj")
     return build_pipeline(o, o.lj);
   if (o.potential == "morse")
     return build_pipeline(o, o.morse);
-  throw app::UsageError("--potential: unknown potential '" + o.potential +
-                        "' (choose from lj, morse)");
+  return build_pipeline(o, eam.value());
+}
+
+// --units auto: metal for EAM (its files are in metal units), lj otherwise. Options the user did
+// not give get the unit system's defaults (time steps in ps, temperatures in K for metal).
+dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
+  app::require(o.units == "auto" || o.units == "lj" || o.units == "metal", "units",
+               "must be auto, lj or metal, not '" + o.units + "'");
+  const std::string name = o.units != "auto" ? o.units : o.potential == "eam" ? "metal" : "lj";
+  const dyn::Units units = dyn::Units::named(name);
+  if (name == "metal") {
+    const auto unless_given = [&](const char* option, auto& value, auto metal_default) {
+      if (vm.count(option) == 0 || vm[option].defaulted())
+        value = metal_default;
+    };
+    unless_given("fire-dt", o.fire.dt, 0.001);
+    unless_given("fire-dt-max", o.fire.dt_max, 0.01);
+    unless_given("dt", o.langevin.dt, 0.001);
+    unless_given("temperature", o.langevin.temperature, 300.0);
+  }
+  o.fire.units = o.langevin.units = o.nve.units = units;
+  return units;
 }
 
 // The potential's options, checked before the stages (which check them again) are built, so that
 // an error names the option. Throws app::UsageError.
 void check_potential_options(const Options& o) {
+  app::require(o.potential == "lj" || o.potential == "morse" || o.potential == "eam", "potential",
+               "unknown potential '" + o.potential + "' (choose from lj, morse, eam)");
+  if (o.potential == "eam") {
+    app::require(!o.potential_file.empty(), "potential-file",
+                 "--potential eam needs a potential file (LAMMPS' *.eam or *.eam.alloy)");
+    app::require_input_file(o.potential_file, "potential-file");
+    app::require(!o.input.empty(), "input",
+                 "--potential eam needs --input (an extended XYZ file of the systems; the "
+                 "built-in clusters are Lennard-Jones clusters)");
+  }
   for (const auto& [v, name] : {std::pair{o.lj.epsilon, "epsilon"}, {o.lj.sigma, "sigma"}}) {
     app::require_finite(v, name);
     app::require(v > 0, name, "must be greater than 0");
@@ -175,7 +207,8 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
 }
 
 // Rank 0 reads or generates the input; every rank learns whether that worked (exit code 2 if not).
-std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const Options& o) {
+std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const Options& o,
+                                        const std::optional<dyn::Eam>& eam) {
   std::vector<dyn::HostSystem> systems;
   baton::on_every_rank(
       world,
@@ -189,11 +222,27 @@ std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const 
             std::string problem = dyn::host_system_problem(systems[f]);
             if (problem
                     .empty()) {  // a cell too small for the cutoff, found now rather than mid-run
+              const double cutoff = eam               ? eam->tables().cutoff
+                                    : o.lj.cutoff > 0 ? o.lj.cutoff
+                                                      : INFINITY;
               const std::string small =
-                  dyn::cutoff_problem(systems[f].cell, dyn::pbc_bits(systems[f].pbc),
-                                      o.lj.cutoff > 0 ? o.lj.cutoff : INFINITY);
+                  dyn::cutoff_problem(systems[f].cell, dyn::pbc_bits(systems[f].pbc), cutoff);
               if (!small.empty())
                 problem = "needs a larger cell: " + small;
+            }
+            if (problem.empty() && eam) {  // every element known to the file; masses from it
+              const auto& known = eam->elements();
+              for (const std::string& e : systems[f].species)
+                if (problem.empty() && std::find(known.begin(), known.end(), e) == known.end()) {
+                  std::string list;
+                  for (const std::string& k : known)
+                    list += (list.empty() ? "" : ", ") + k;
+                  problem = "has element '" + e + "', which " + o.potential_file +
+                            " does not have (it has " + list + ")";
+                }
+              if (problem.empty() && systems[f].masses.empty())
+                for (const std::string& e : systems[f].species)
+                  systems[f].masses.push_back(eam->mass(e));
             }
             app::require(problem.empty(), "input",
                          "'" + o.input + "' frame " + std::to_string(f + 1) + " (system " +
@@ -268,8 +317,8 @@ class Progress {
 };
 
 int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
-        const pl::Settings& settings) {
-  const std::vector<dyn::HostSystem> input = load_input(world, o);
+        const pl::Settings& settings, const std::optional<dyn::Eam>& eam) {
+  const std::vector<dyn::HostSystem> input = load_input(world, o, eam);
   Progress progress(world, o);
   pl::Driver driver(world, pipeline, settings);
   driver.track_progress(progress.wanted());
@@ -352,7 +401,9 @@ int main(int argc, char** argv) {
     ("seed", app::value(&o.seed, std::uint64_t{1}), "built-in input: random seed")
     ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
     ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none")
-    ("potential", app::value(&o.potential, std::string("lj")), "pair potential: lj (Lennard-Jones) or morse")
+    ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, or eam (with --potential-file)")
+    ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")
+    ("units", app::value(&o.units, std::string("auto")), "unit system: lj, metal (eV, A, amu, ps, K), or auto (metal for eam, else lj); metal changes the defaults of --fire-dt (0.001), --fire-dt-max (0.01), --dt (0.001) and --temperature (300)")
     ("epsilon", app::value(&o.lj.epsilon, 1.0), "lj: epsilon (> 0)")
     ("sigma", app::value(&o.lj.sigma, 1.0), "lj: sigma (> 0)")
     ("morse-depth", app::value(&o.morse.depth, 1.0), "morse: well depth D0 (> 0)")
@@ -385,10 +436,11 @@ int main(int argc, char** argv) {
     ("trace", po::value(&o.trace), "write a Chrome trace (chrome://tracing, Perfetto)");
   // clang-format on
   return app::run(argc, argv, std::move(spec),
-                  [&](baton::Runtime& runtime, const po::variables_map&) {
+                  [&](baton::Runtime& runtime, const po::variables_map& vm) {
                     const baton::Communicator& world = runtime.world();
                     pl::Pipeline pipeline;
                     pl::Settings settings;
+                    std::optional<dyn::Eam> eam;
                     baton::on_every_rank(
                         world,
                         [&] {
@@ -397,15 +449,25 @@ int main(int argc, char** argv) {
                           o.nve.dt = o.langevin.dt;
                           o.nve.seed = o.langevin.seed = o.seed;
                           check_potential_options(o);
-                          pipeline = build_pipeline(o);
+                          resolve_units(o, vm);
+                          if (o.potential == "eam") {
+                            try {  // every rank reads the file once
+                              eam.emplace(o.potential_file);
+                            } catch (const baton::Error& e) {
+                              throw app::UsageError(std::string("--potential-file: ") + e.what());
+                            }
+                          }
+                          pipeline = build_pipeline(o, eam);
                           check_options(o, pipeline, world.size());
                           try {
                             settings = build_settings(o);
+                            if (eam)
+                              settings.species = eam->elements();
                           } catch (const baton::Error& e) {
                             throw app::UsageError(std::string("--mode: ") + e.what());
                           }
                         },
                         app::exit_usage);
-                    return run(world, o, pipeline, settings);
+                    return run(world, o, pipeline, settings, eam);
                   });
 }

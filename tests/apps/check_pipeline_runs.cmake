@@ -140,6 +140,67 @@ if(NOT frames EQUAL 2 OR NOT comments MATCHES "Lattice=\"3.4 0 0 0 3.4 0 0 0 3.4
   message(FATAL_ERROR "periodic results lost their cells:\n${comments}")
 endif()
 
+# EAM (Cu, LAMMPS' Cu_u3.eam) on a jittered 3x3x3 Cu crystal (108 atoms, a = 3.616 A) given without
+# masses: the masses come from the potential file, the units are metal, 1 and 2 ranks agree.
+if(EAM_FILE)
+  set(cu "108\nLattice=\"10.848 0 0 0 10.848 0 0 0 10.848\" Properties=species:S:1:pos:R:3 pbc=\"T T T\"\n")
+  set(n 0)
+  foreach(k 0 1 2)
+    foreach(j 0 1 2)
+      foreach(i 0 1 2)
+        foreach(site "0 0 0" "1808 1808 0" "1808 0 1808" "0 1808 1808")
+          separate_arguments(site)
+          list(GET site 0 sx)
+          list(GET site 1 sy)
+          list(GET site 2 sz)
+          math(EXPR jitter "((${n} * 37) % 101 - 50)")  # up to 0.05 A
+          math(EXPR x "${i} * 3616 + ${sx} + ${jitter}")
+          math(EXPR y "${j} * 3616 + ${sy} - ${jitter} / 2")
+          math(EXPR z "${k} * 3616 + ${sz} + ${jitter} / 3")
+          set(coords "")
+          foreach(v IN ITEMS ${x} ${y} ${z})  # thousandths -> decimal
+            set(sign "")
+            if(v LESS 0)
+              set(sign "-")
+              math(EXPR v "-(${v})")
+            endif()
+            math(EXPR whole "${v} / 1000")
+            math(EXPR frac "${v} % 1000 + 1000")
+            string(SUBSTRING "${frac}" 1 3 frac)
+            string(APPEND coords " ${sign}${whole}.${frac}")
+          endforeach()
+          string(APPEND cu "Cu${coords}\n")
+          math(EXPR n "${n} + 1")
+        endforeach()
+      endforeach()
+    endforeach()
+  endforeach()
+  file(WRITE ${WORK}/cu.xyz "${cu}")
+  foreach(np 1 2)
+    launch(${np} --input ${WORK}/cu.xyz --potential eam --potential-file ${EAM_FILE}
+           --stages fire,nve --nve-temperature 300 --nve-steps 50 --output ${WORK}/cu.np${np}.xyz)
+    if(NOT rc EQUAL 0 OR NOT out MATCHES "1 systems in .* pipeline efficiency")
+      message(FATAL_ERROR "baton-pipeline --potential eam at ${np} ranks failed (${rc}):\n${out}")
+    endif()
+  endforeach()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/cu.np1.xyz ${WORK}/cu.np2.xyz
+                  RESULT_VARIABLE diff)
+  file(STRINGS ${WORK}/cu.np1.xyz cu_comment REGEX "energy=")
+  string(REGEX MATCH "energy=-[0-9.]+" cu_energy "${cu_comment}")
+  string(REGEX MATCH "masses:R:1" cu_masses "${cu_comment}")
+  if(NOT diff EQUAL 0 OR cu_energy STREQUAL "" OR cu_masses STREQUAL "")
+    message(FATAL_ERROR "--potential eam: results differ at 1 and 2 ranks, or no energy or masses: ${cu_comment}")
+  endif()
+  # Cu_u3's cohesive energy is 3.54 eV per atom: 108 atoms near -382 eV.
+  string(REGEX REPLACE "energy=-([0-9]+).*" "\\1" cu_whole "${cu_energy}")
+  if(cu_whole LESS 370 OR cu_whole GREATER 385)
+    message(FATAL_ERROR "--potential eam: ${cu_energy} eV for 108 Cu atoms, expected about -382")
+  endif()
+  file(WRITE ${WORK}/cuxx.xyz "1\nLattice=\"10 0 0 0 10 0 0 0 10\" Properties=species:S:1:pos:R:3\nXx 0 0 0\n")
+else()
+  message(STATUS "no EAM file (Debian: lammps-data): the --potential eam runs are skipped")
+endif()
+
 # Bad input and settings: an error naming the problem, exit code 2 (bad option or input), no hang.
 file(WRITE ${WORK}/bad.xyz "2\nProperties=species:S:1:pos:R:3\nAr 0 0 0\nAr 1.0 x 0\n")
 # np | arguments separated by ^ | expected text
@@ -149,9 +210,16 @@ set(cases "2|--input^${WORK}/bad.xyz|bad.xyz:4:"
           "3|--ranks-per-stage^1,1|--ranks-per-stage: '1,1' must give 3 counts"
           "1|--mode^eager|sync, async_recv or fully_async"
           "2|--fmax^-1|fmax"
-          "2|--potential^eam|unknown potential 'eam' \\(choose from lj, morse\\)"
+          "2|--potential^eamx|unknown potential 'eamx' \\(choose from lj, morse, eam\\)"
           "2|--potential^morse^--morse-alpha^0|--morse-alpha: must be greater than 0"
-          "2|--input^${WORK}/crystal.xyz|crystal.xyz' frame 1 \\(system 0\\) needs a larger cell: cutoff 3 is more than half the cell's width 3.4")
+          "2|--input^${WORK}/crystal.xyz|crystal.xyz' frame 1 \\(system 0\\) needs a larger cell: cutoff 3 is more than half the cell's width 3.4"
+          "2|--potential^eam|--potential-file: --potential eam needs a potential file"
+          "2|--units^cgs|--units: must be auto, lj or metal, not 'cgs'"
+          "2|--potential^eam^--potential-file^${WORK}/crystal.xyz^--input^${WORK}/crystal.xyz|--potential-file: .*crystal.xyz: unknown potential file type")
+if(EAM_FILE)
+  list(APPEND cases "2|--potential^eam^--potential-file^${EAM_FILE}|--input: --potential eam needs --input"
+                    "2|--potential^eam^--potential-file^${EAM_FILE}^--input^${WORK}/cuxx.xyz|frame 1 \\(system 0\\) has element 'Xx', which [^ ]*Cu_u3.eam does not have \\(it has Cu\\)")
+endif()
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 np)

@@ -268,10 +268,13 @@ void Driver::setup(const std::vector<HostSystem>& input) {
     m.round_robin = replica % m.down.size();
   }
 
-  // Species: rank 0 names them in input order and every rank gets the same table.
+  // Species: rank 0 names them (Settings::species first, then the input's in order of first use)
+  // and every rank gets the same table.
   {
     std::string names;
     if (comm_.rank() == 0) {
+      for (const std::string& label : settings_.species)
+        species_.index(label);
       for (const HostSystem& s : input)
         for (const std::string& label : s.species)
           species_.index(label);

@@ -40,6 +40,10 @@ struct Settings {
   bool error_when_full = false;
   /// Ranks per stage (one entry per stage, summing to the world size); empty: automatic.
   std::vector<int> ranks_per_stage;
+  /// Species labels that take the first indices of the run's species table, in this order (e.g. an
+  /// EAM file's elements, so that species index i is element i); the input's other labels follow
+  /// in order of first use.
+  std::vector<std::string> species;
 };
 
 }  // namespace baton::pipeline

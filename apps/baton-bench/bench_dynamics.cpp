@@ -1,18 +1,36 @@
-// Dynamics kernels: FIRE and NVE on 200 perturbed LJ55 Mackay icosahedra (LJ cutoff 3.0, shifted),
-// each figure beside LAMMPS on the same setup. Every rank runs the suite alone (a per-rank figure);
-// rank 0 prints.
+// Dynamics: Baton's stages beside LAMMPS on the same systems, both run here, in this run. Every
+// rank runs Baton's cases alone (a per-rank figure); rank 0 runs LAMMPS first (found on PATH, one
+// core) and prints. Without LAMMPS, Baton's figures are printed alone.
+//
+// Cases (atom-steps per second, higher is better; ratio = Baton / LAMMPS):
+//   fire_lj55     200 perturbed LJ55 clusters relaxed with FIRE (LAMMPS: all in one open box, one
+//                 minimisation of the lot, min_style fire, ftol 1e-6)
+//   nve_lj55      the same clusters, 200 NVE steps (dt 0.005, from T = 0.1)
+//   nve_lj_liquid LAMMPS' bench/in.lj at 4000 atoms: fcc at density 0.8442, rc 2.5, T 1.44, 100
+//   steps nve_cu_eam    Cu fcc, 864 atoms, Cu_u3.eam, 300 K, dt 1 fs, 100 steps nve_cu108x256 256
+//   jittered Cu cells of 108 atoms, 100 NVE steps each: Baton runs them as one
+//                 batch; LAMMPS one after another in one process (its whole run, reading included)
 #include <mpi.h>
+#include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <baton/collectives/collectives.hpp>
 #include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/host_transfer.hpp>
+#include <baton/dynamics/lammps_data.hpp>
+#include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/verlet.hpp>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "lammps.hpp"
 #include "measure.hpp"
 
 namespace bench {
@@ -21,46 +39,21 @@ namespace {
 
 namespace bd = baton::dynamics;
 
-constexpr int n_systems = 200;
-constexpr int n_atoms = 55;
-constexpr double cutoff = 3.0;
-constexpr long nve_steps = 200;
+constexpr const char* eam_file = "/usr/share/lammps/potentials/Cu_u3.eam";
 
-// LAMMPS (pair lj/cut 3.0 with pair_modify shift yes, min_style fire / fix nve) on this machine,
-// one core, the same 200 clusters.
-constexpr double lammps_fire_atom_steps = 5.3e6;
-constexpr double lammps_nve_atom_steps = 8.8e6;
-constexpr double lammps_nve_pairs = 1.9e8;
-
-std::vector<bd::HostSystem> clusters() {
-  std::vector<bd::HostSystem> out;
-  for (int id = 0; id < n_systems; ++id)
-    out.push_back(bd::perturbed_cluster(n_atoms, id, 1, 0.05, 1.122462048309373));
-  return out;
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 bd::SystemsBatch load(const std::vector<bd::HostSystem>& systems) {
-  bd::SystemsBatch batch({n_systems, n_systems * n_atoms}, 1);
+  int atoms = 0;
+  for (const auto& s : systems)
+    atoms += static_cast<int>(s.size());
+  bd::SystemsBatch batch({static_cast<int>(systems.size()), atoms}, 1);
   bd::SpeciesTable species;
   bd::append_systems(batch, systems, species);
   return batch;
-}
-
-// Pairs closer than the cutoff, summed over the batch's systems (host).
-double pairs_within_cutoff(const bd::SystemsBatch& batch) {
-  const auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.positions);
-  const auto offset = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.offset);
-  const auto count = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.count);
-  double pairs = 0;
-  for (int s = 0; s < batch.num_systems(); ++s)
-    for (int i = offset(s); i < offset(s) + count(s); ++i)
-      for (int j = i + 1; j < offset(s) + count(s); ++j) {
-        double r2 = 0;
-        for (int d = 0; d < 3; ++d)
-          r2 += (x(i, d) - x(j, d)) * (x(i, d) - x(j, d));
-        pairs += r2 < cutoff * cutoff ? 1 : 0;
-      }
-  return pairs;
 }
 
 long total_steps(const bd::SystemsBatch& batch) {
@@ -71,97 +64,262 @@ long total_steps(const bd::SystemsBatch& batch) {
   return sum;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+// Median seconds of `work` (given a fresh batch of `systems`) over the repeats, after a warm-up;
+// `steps` gets the batch's total steps of the last repeat.
+double time_baton(const Settings& settings, const std::vector<bd::HostSystem>& systems,
+                  const std::function<void(bd::SystemsBatch&)>& work, long& steps) {
+  std::vector<double> seconds;
+  for (int r = 0; r < settings.repeats + 1; ++r) {
+    bd::SystemsBatch batch = load(systems);
+    Kokkos::fence();
+    const double start = MPI_Wtime();
+    work(batch);
+    Kokkos::fence();
+    if (r > 0)
+      seconds.push_back(MPI_Wtime() - start);
+    steps = total_steps(batch);
+  }
+  return median(seconds);
 }
 
-void print_row(const baton::Communicator& comm, const Settings& settings, const char* op,
-               const char* metric, double value, double reference) {
+void print_row(const baton::Communicator& comm, const Settings& settings, const std::string& op,
+               const char* metric, double value, double lammps) {
   if (comm.rank() != 0)
     return;
-  const double ratio = reference > 0 ? value / reference : 0;
+  const double ratio = lammps > 0 ? value / lammps : 0;
   if (settings.json) {
     char ref[64] = "null", rat[64] = "null";
-    if (reference > 0) {
-      std::snprintf(ref, sizeof ref, "%.6g", reference);
+    if (lammps > 0) {
+      std::snprintf(ref, sizeof ref, "%.6g", lammps);
       std::snprintf(rat, sizeof rat, "%.4f", ratio);
     }
     std::printf(
-        "{\"op\": \"%s\", \"metric\": \"%s\", \"ranks\": %d, \"systems\": %d, \"atoms\": %d, "
-        "\"value\": %.6g, \"lammps\": %s, \"ratio\": %s}\n",
-        op, metric, comm.size(), n_systems, n_atoms, value, ref, rat);
-  } else if (reference > 0) {
-    std::printf("%-12s %-22s %14.4g %14.4g %8.3f\n", op, metric, value, reference, ratio);
+        "{\"op\": \"%s\", \"metric\": \"%s\", \"ranks\": %d, \"baton\": %.6g, "
+        "\"lammps\": %s, \"ratio\": %s}\n",
+        op.c_str(), metric, comm.size(), value, ref, rat);
+  } else if (lammps > 0) {
+    std::printf("%-14s %-18s %14.4g %14.4g %8.3f\n", op.c_str(), metric, value, lammps, ratio);
   } else {
-    std::printf("%-12s %-22s %14.4g %14s %8s\n", op, metric, value, "-", "-");
+    std::printf("%-14s %-18s %14.4g %14s %8s\n", op.c_str(), metric, value, "-", "-");
   }
   std::fflush(stdout);
+}
+
+// 200 perturbed LJ55 clusters, and the same as one LAMMPS system: each cluster moved to a point of
+// a grid 15 sigma apart (further than the cutoff), in an open box.
+std::vector<bd::HostSystem> lj55_clusters() {
+  std::vector<bd::HostSystem> out;
+  for (int id = 0; id < 200; ++id)
+    out.push_back(bd::perturbed_cluster(55, id, 1, 0.05, 1.122462048309373));
+  return out;
+}
+
+bd::HostSystem side_by_side(const std::vector<bd::HostSystem>& clusters) {
+  bd::HostSystem all;
+  for (std::size_t k = 0; k < clusters.size(); ++k) {
+    const double at[3] = {15.0 * (k % 6), 15.0 * (k / 6 % 6), 15.0 * (k / 36)};
+    for (std::size_t i = 0; i < clusters[k].size(); ++i) {
+      all.species.push_back(clusters[k].species[i]);
+      for (std::size_t d = 0; d < 3; ++d)
+        all.positions.push_back(clusters[k].positions[3 * i + d] + at[d]);
+    }
+  }
+  return all;
+}
+
+// A system with Maxwell-Boltzmann velocities drawn by Baton (so LAMMPS starts from the same state).
+bd::HostSystem with_velocities(bd::HostSystem s, double temperature, const bd::Units& units) {
+  bd::SystemsBatch batch = load({s});
+  bd::draw_velocities(batch, 0, 1, temperature, 12345, units);
+  bd::SpeciesTable species;
+  species.index(s.species.front());
+  bd::HostSystem out = bd::copy_systems_to_host(batch, {0}, species)[0];
+  out.cell = s.cell;
+  out.pbc = s.pbc;
+  return out;
+}
+
+double lammps_rate(const Lammps::Result& r) {
+  double atom_steps = 0, seconds = 0;
+  for (const auto& loop : r.loops) {
+    atom_steps += static_cast<double>(loop.atoms) * static_cast<double>(loop.steps);
+    seconds += loop.seconds;
+  }
+  return seconds > 0 ? atom_steps / seconds : 0;
+}
+
+std::string lj_lines(double cutoff, bool shift) {
+  return "pair_style lj/cut " + std::to_string(cutoff) + "\npair_coeff 1 1 1.0 1.0 " +
+         std::to_string(cutoff) + (shift ? "\npair_modify shift yes\n" : "\n");
 }
 
 }  // namespace
 
 void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
-  bd::LennardJones lj;
-  lj.cutoff = cutoff;
-  lj.shift = true;
-  const std::vector<bd::HostSystem> systems = clusters();
+  const Lammps lammps;
+  const bool have_eam = access(eam_file, R_OK) == 0;
+  std::string dir;
+  if (comm.rank() == 0 && lammps.found()) {
+    char name[] = "/tmp/baton-bench-XXXXXX";
+    if (mkdtemp(name))
+      dir = name;
+  }
+  const bool with_lammps = !dir.empty();
   if (comm.rank() == 0 && !settings.json) {
     std::printf(
-        "dynamics: %d perturbed LJ%d icosahedra, cutoff %.1f shifted, per rank, median of %d; "
-        "ratio = baton / LAMMPS (higher is better)\n",
-        n_systems, n_atoms, cutoff, settings.repeats);
-    std::printf("%-12s %-22s %14s %14s %8s\n", "op", "metric", "baton", "lammps", "ratio");
-    std::printf("%s\n", std::string(74, '-').c_str());
+        "dynamics: Baton per rank (median of %d) beside LAMMPS (%s), atom-steps per second; "
+        "ratio = baton / lammps (higher is better)\n",
+        settings.repeats,
+        with_lammps ? lammps.executable().c_str() : "not found on PATH: Baton alone");
+    std::printf("%-14s %-18s %14s %14s %8s\n", "op", "metric", "baton", "lammps", "ratio");
+    std::printf("%s\n", std::string(72, '-').c_str());
   }
+  // LAMMPS runs on rank 0 while the others wait, so that it does not share the cores with Baton.
+  const auto on_lammps = [&](const std::function<double()>& run) {
+    double rate = 0;
+    if (with_lammps)
+      rate = run();
+    baton::barrier(comm);
+    return rate;
+  };
 
-  // FIRE from the perturbed clusters to fmax 1e-6: wall time includes entry (first forces).
-  bd::FireStage fire(lj);
-  std::vector<double> fire_seconds;
+  // Clusters: FIRE and NVE.
+  const std::vector<bd::HostSystem> clusters = lj55_clusters();
+  bd::LennardJones lj3;
+  lj3.cutoff = 3.0;
+  const std::string lj55_setup =
+      "units lj\natom_style atomic\nboundary f f f\nread_data lj55.data\n" + lj_lines(3.0, true) +
+      "neighbor 0.3 bin\nneigh_modify every 1 delay 0 check yes\n";
+  if (with_lammps)
+    bd::write_lammps_data(dir + "/lj55.data", side_by_side(clusters), 20);
+  const double fire_lammps = on_lammps([&] {
+    return lammps_rate(lammps.run(
+        dir, "fire_lj55", lj55_setup + "min_style fire\nminimize 0.0 1.0e-6 100000 1000000\n"));
+  });
+  bd::FireStage fire(lj3);
   long fire_steps = 0;
-  for (int r = 0; r < settings.repeats + 1; ++r) {  // the first run warms up
-    bd::SystemsBatch batch = load(systems);
-    Kokkos::fence();
-    const double start = MPI_Wtime();
-    fire.enter(batch, 0, batch.num_systems());
-    fire.advance(batch, static_cast<int>(std::min<long>(fire.step_limit(), 1L << 30)));
-    Kokkos::fence();
-    if (r > 0)
-      fire_seconds.push_back(MPI_Wtime() - start);
-    fire_steps = total_steps(batch);
-  }
-  const double fire_s = median(fire_seconds);
-  print_row(comm, settings, "fire_lj55", "wall_s", fire_s, 0);
-  print_row(comm, settings, "fire_lj55", "total_steps", static_cast<double>(fire_steps), 0);
-  print_row(comm, settings, "fire_lj55", "mean_steps", static_cast<double>(fire_steps) / n_systems,
-            0);
-  print_row(comm, settings, "fire_lj55", "atom_steps_per_s", fire_steps * n_atoms / fire_s,
-            lammps_fire_atom_steps);
+  const double fire_s = time_baton(
+      settings, clusters,
+      [&](bd::SystemsBatch& b) {
+        fire.enter(b, 0, b.num_systems());
+        fire.advance(b, 1 << 30);
+      },
+      fire_steps);
+  print_row(comm, settings, "fire_lj55", "mean_steps", fire_steps / 200.0, 0);
+  print_row(comm, settings, "fire_lj55", "atom_steps_per_s", 55.0 * fire_steps / fire_s,
+            fire_lammps);
 
-  // NVE: nve_steps velocity-Verlet steps (dt 0.005) from T = 0.1 velocities; entry not timed.
-  bd::VerletParams params;
-  params.steps = nve_steps;
-  params.temperature = 0.1;
-  bd::VerletStage nve(lj, params);
-  std::vector<double> nve_seconds;
-  double pairs = 0;
-  for (int r = 0; r < settings.repeats + 1; ++r) {
-    bd::SystemsBatch batch = load(systems);
-    nve.enter(batch, 0, batch.num_systems());
-    const double pairs_before = pairs_within_cutoff(batch);
-    Kokkos::fence();
-    const double start = MPI_Wtime();
-    nve.advance(batch, static_cast<int>(nve_steps));
-    Kokkos::fence();
-    if (r > 0)
-      nve_seconds.push_back(MPI_Wtime() - start);
-    pairs = 0.5 * (pairs_before + pairs_within_cutoff(batch));  // per step, start and end mean
+  bd::VerletParams nve;
+  nve.steps = 200;
+  nve.temperature = 0.1;
+  const double nve_lammps = on_lammps([&] {
+    return lammps_rate(lammps.run(dir, "nve_lj55",
+                                  lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
+                                               "fix 1 all nve\ntimestep 0.005\nrun 200\n"));
+  });
+  bd::VerletStage lj55_nve(lj3, nve);
+  long nve_steps = 0;
+  const double nve_s = time_baton(
+      settings, clusters,
+      [&](bd::SystemsBatch& b) {
+        lj55_nve.enter(b, 0, b.num_systems());
+        lj55_nve.advance(b, 200);
+      },
+      nve_steps);
+  print_row(comm, settings, "nve_lj55", "atom_steps_per_s", 55.0 * nve_steps / nve_s, nve_lammps);
+
+  // Periodic: the LJ liquid of bench/in.lj, 4000 atoms.
+  {
+    bd::LennardJones lj;
+    lj.cutoff = 2.5;
+    lj.shift = false;
+    bd::VerletParams p;
+    p.steps = 100;
+    const bd::HostSystem liquid = with_velocities(
+        bd::fcc_crystal({10, 10, 10}, std::cbrt(4 / 0.8442), "Ar", 1), 1.44, bd::Units::lj());
+    const double rate_lammps = on_lammps([&] {
+      bd::write_lammps_data(dir + "/liquid.data", liquid);
+      return lammps_rate(
+          lammps.run(dir, "nve_lj_liquid",
+                     "units lj\natom_style atomic\nread_data liquid.data\n" + lj_lines(2.5, false) +
+                         "neighbor 0.3 bin\nneigh_modify delay 0 every 20 check no\nfix 1 all nve\n"
+                         "timestep 0.005\nrun 100\n"));
+    });
+    bd::VerletStage stage(lj, p);
+    long steps = 0;
+    const double s = time_baton(
+        settings, {liquid},
+        [&](bd::SystemsBatch& b) {
+          stage.enter(b, 0, 1);
+          stage.advance(b, 100);
+        },
+        steps);
+    print_row(comm, settings, "nve_lj_liquid", "atom_steps_per_s", 4000.0 * steps / s, rate_lammps);
   }
-  const double nve_s = median(nve_seconds);
-  const double atom_steps = static_cast<double>(n_systems) * n_atoms * nve_steps;
-  print_row(comm, settings, "nve_lj55", "atom_steps_per_s", atom_steps / nve_s,
-            lammps_nve_atom_steps);
-  print_row(comm, settings, "nve_lj55", "pairs_per_s", pairs * nve_steps / nve_s, lammps_nve_pairs);
+
+  // Copper with EAM: one crystal of 864 atoms, and 256 cells of 108 atoms.
+  if (have_eam) {
+    const bd::Eam eam(eam_file);
+    bd::VerletParams p;
+    p.units = bd::Units::metal();
+    p.dt = 0.001;
+    p.steps = 100;
+    const std::string eam_setup = "units metal\natom_style atomic\n";
+    const std::string eam_run = "pair_style eam\npair_coeff 1 1 " + std::string(eam_file) +
+                                "\nneighbor 1.0 bin\nfix 1 all nve\ntimestep 0.001\nrun 100\n";
+    const auto copper = [&](int n, std::int64_t id) {
+      bd::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", id, 0.05, 3);
+      s.masses.assign(s.size(), eam.mass("Cu"));
+      return with_velocities(s, 300, p.units);
+    };
+    const bd::HostSystem crystal = copper(6, 1);
+    const double crystal_lammps = on_lammps([&] {
+      bd::write_lammps_data(dir + "/cu.data", crystal);
+      return lammps_rate(
+          lammps.run(dir, "nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run));
+    });
+    bd::VerletStage stage(eam, p);
+    long steps = 0;
+    const double s = time_baton(
+        settings, {crystal},
+        [&](bd::SystemsBatch& b) {
+          stage.enter(b, 0, 1);
+          stage.advance(b, 100);
+        },
+        steps);
+    print_row(comm, settings, "nve_cu_eam", "atom_steps_per_s", 864.0 * steps / s, crystal_lammps);
+
+    std::vector<bd::HostSystem> cells;
+    for (int k = 0; k < 256; ++k)
+      cells.push_back(copper(3, k));
+    const double cells_lammps = on_lammps([&] {
+      std::string input;
+      for (int k = 0; k < 256; ++k) {
+        bd::write_lammps_data(dir + "/cell" + std::to_string(k) + ".data",
+                              cells[static_cast<std::size_t>(k)]);
+        input += "clear\n" + eam_setup + "read_data cell" + std::to_string(k) + ".data\n" + eam_run;
+      }
+      // The whole process: 256 setups and runs, one after another, as a script would do them.
+      const Lammps::Result r = lammps.run(dir, "nve_cu108x256", input);
+      return 256.0 * 108 * 100 / r.wall_seconds;
+    });
+    long batch_steps = 0;
+    const double batch_s = time_baton(
+        settings, cells,
+        [&](bd::SystemsBatch& b) {
+          stage.enter(b, 0, b.num_systems());
+          stage.advance(b, 100);
+        },
+        batch_steps);
+    print_row(comm, settings, "nve_cu108x256", "atom_steps_per_s", 108.0 * batch_steps / batch_s,
+              cells_lammps);
+  } else if (comm.rank() == 0 && !settings.json) {
+    std::printf("(no %s: the EAM cases are skipped; Debian: lammps-data)\n", eam_file);
+  }
+  if (with_lammps) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
 }
 
 }  // namespace bench

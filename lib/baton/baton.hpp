@@ -17,6 +17,7 @@
 #include "baton/dynamics/host_system.hpp"
 #include "baton/dynamics/host_transfer.hpp"
 #include "baton/dynamics/langevin.hpp"
+#include "baton/dynamics/lammps_data.hpp"
 #include "baton/dynamics/lattice.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"

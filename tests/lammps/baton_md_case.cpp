@@ -12,6 +12,7 @@
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/forces.hpp>
 #include <baton/dynamics/host_transfer.hpp>
+#include <baton/dynamics/lammps_data.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/verlet.hpp>
@@ -61,25 +62,6 @@ Run run(const P& potential, bd::HostSystem s, const bd::VerletParams& params) {
   return out;
 }
 
-void write_data(const std::string& path, const bd::HostSystem& s) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f)
-    throw std::runtime_error("cannot write " + path);
-  const auto& h = s.cell;
-  std::fprintf(f, "Baton's starting state\n\n%zu atoms\n1 atom types\n\n", s.size());
-  std::fprintf(f, "0 %.17g xlo xhi\n0 %.17g ylo yhi\n0 %.17g zlo zhi\n", h[0], h[4], h[8]);
-  std::fprintf(f, "%.17g %.17g %.17g xy xz yz\n\n", h[3], h[6], h[7]);
-  std::fprintf(f, "Masses\n\n1 %.17g\n\nAtoms # atomic\n\n", s.masses[0]);
-  for (std::size_t i = 0; i < s.size(); ++i)
-    std::fprintf(f, "%zu 1 %.17g %.17g %.17g\n", i + 1, s.positions[3 * i], s.positions[3 * i + 1],
-                 s.positions[3 * i + 2]);
-  std::fprintf(f, "\nVelocities\n\n");
-  for (std::size_t i = 0; i < s.size(); ++i)
-    std::fprintf(f, "%zu %.17g %.17g %.17g\n", i + 1, s.velocities[3 * i], s.velocities[3 * i + 1],
-                 s.velocities[3 * i + 2]);
-  std::fclose(f);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,7 +106,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unknown case '%s' (or an eam case without its file)\n", argv[1]);
       return 2;
     }
-    write_data(dir + "/" + name + ".data", r.start);
+    bd::write_lammps_data(dir + "/" + name + ".data", r.start);
     std::printf("step0 %.17g", r.energy);
     for (double w : r.virial)
       std::printf(" %.17g", w);

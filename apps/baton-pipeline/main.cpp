@@ -367,8 +367,16 @@ int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& 
     if (!o.trace.empty())
       baton::write_chrome_trace(o.trace, records);
     double lowest = 0;
-    for (const dyn::HostSystem& s : results)
-      lowest = std::min(lowest, s.energy);
+    std::size_t failed = 0;
+    for (const dyn::HostSystem& s : results) {
+      failed += s.failed ? 1 : 0;
+      if (!s.failed)
+        lowest = std::min(lowest, s.energy);
+    }
+    if (failed > 0)  // not a failed run: the other systems' results stand
+      std::cout << "\nfailed: " << failed << " of " << results.size()
+                << " systems (non-finite energy, forces or positions); they are not stepped "
+                   "further and are written with failed=T\n";
     if (o.output != "none") {
       dyn::write_xyz_file(o.output, results, pipeline.names());
       std::cout << "\nresults: " << o.output << " (" << results.size() << " systems, lowest energy "

@@ -201,6 +201,16 @@ else()
   message(STATUS "no EAM file (Debian: lammps-data): the --potential eam runs are skipped")
 endif()
 
+# A system whose numbers break (two atoms on one spot) is a failed system, not a failed run: exit
+# 0, reported, written with failed=T, and the other system finishes normally.
+file(WRITE ${WORK}/broken.xyz "2\nProperties=species:S:1:pos:R:3 system_id=1\nAr 0 0 0\nAr 0 0 0\n3\nProperties=species:S:1:pos:R:3 system_id=2\nAr 0 0 0\nAr 1.12 0 0\nAr 0.56 0.97 0\n")
+launch(2 --input ${WORK}/broken.xyz --output ${WORK}/broken.out.xyz)
+file(STRINGS ${WORK}/broken.out.xyz broken_frames REGEX "system_id=")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "failed: 1 of 2 systems"
+   OR NOT broken_frames MATCHES "system_id=1 [^;]*failed=T" OR broken_frames MATCHES "system_id=2 [^;]*failed")
+  message(FATAL_ERROR "a broken system (${rc}):\n${out}\n${broken_frames}")
+endif()
+
 # Bad input and settings: an error naming the problem, exit code 2 (bad option or input), no hang.
 file(WRITE ${WORK}/bad.xyz "2\nProperties=species:S:1:pos:R:3\nAr 0 0 0\nAr 1.0 x 0\n")
 # np | arguments separated by ^ | expected text

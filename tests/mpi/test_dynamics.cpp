@@ -943,3 +943,43 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
   CHECK(error_text([] { bd::Eam missing("/nonexistent/Cu.eam"); }).find("/nonexistent/Cu.eam") !=
         std::string::npos);
 }
+
+TEST_CASE("broken numbers make a failed system, never a converged one; the others carry on") {
+  const bd::HostSystem good = cluster(13, 1);
+  bd::HostSystem overlap = cluster(13, 2);
+  for (int d = 0; d < 3; ++d)
+    overlap.positions[3 + static_cast<std::size_t>(d)] =
+        overlap.positions[static_cast<std::size_t>(d)];
+  bd::HostSystem nan_position = cluster(13, 3);
+  nan_position.positions[7] = NAN;
+  bd::VerletParams vp;
+  vp.steps = 50;
+  vp.temperature = 0.1;
+  bd::LangevinParams lp;
+  lp.steps = 50;
+  bd::FireStage fire;
+  bd::VerletStage nve({}, vp);
+  bd::LangevinStage langevin({}, lp);
+  for (baton::pipeline::Stage* stage :
+       {static_cast<baton::pipeline::Stage*>(&fire), static_cast<baton::pipeline::Stage*>(&nve),
+        static_cast<baton::pipeline::Stage*>(&langevin)}) {
+    CAPTURE(stage->name());
+    Batch alone({good});
+    run(*stage, alone, 20);
+    Batch mixed({overlap, good, nan_position});
+    run(*stage, mixed, 20);
+    const auto out = mixed.systems();
+    CHECK(out[0].failed);
+    CHECK(out[2].failed);
+    CHECK_FALSE(out[1].failed);
+    CHECK(mixed.steps()[0] == 0);  // broken on entry: not stepped
+    CHECK(mixed.steps()[2] == 0);
+    CHECK(out[1].positions == alone.systems()[0].positions);  // the good one is untouched by them
+
+    // A failed system that arrives at another stage is finished there at once.
+    Batch again({out[0]});
+    run(*stage, again, 20);
+    CHECK(again.systems()[0].failed);
+    CHECK(again.steps()[0] == 0);
+  }
+}

@@ -221,6 +221,32 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a system whose numbers break comes out failed, the others as without it") {
+  const Communicator& world = baton::test::world();
+  std::vector<HostSystem> in = input(10);
+  std::vector<HostSystem> with_broken = in;
+  HostSystem broken = in[3];
+  broken.id = 100;
+  for (std::size_t d = 0; d < 3; ++d)
+    broken.positions[3 + d] = broken.positions[d];  // atoms 0 and 1 on top of each other
+  with_broken.push_back(broken);
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+  const std::vector<HostSystem> out =
+      run(world, three_stages(), Settings{},
+          world.rank() == 0 ? with_broken : std::vector<HostSystem>{});
+  if (world.rank() == 0) {
+    REQUIRE(out.size() == 11);
+    CHECK(out.back().id == 100);
+    CHECK(out.back().failed);
+    CHECK(out.back().stage_steps == std::vector<std::int64_t>{0, 0, 0});
+    check_identical(std::vector<HostSystem>(out.begin(), out.end() - 1), reference);
+    for (std::size_t k = 0; k + 1 < out.size(); ++k)
+      CHECK_FALSE(out[k].failed);
+  }
+}
+
 TEST_CASE("replicas, an overflow sink and synchronized steps change nothing in the results") {
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(11);

@@ -78,13 +78,13 @@ TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
   const std::int64_t h[6] = {wire_magic, wire_version, 2, 5, 3, wire_end_of_stream};
   const std::size_t ni = wire_int_count(2, 5, 3);
   const std::size_t nr = wire_real_count(2, 5);
-  CHECK(ni == 6 + 2 * 5 + 5 + 2);  // header, id + count + 3 stage counters each, species, pbc
-  CHECK(nr == 4 + 35 + 18);        // energy and fmax, 7 per atom, a 3x3 cell each
+  CHECK(ni == 6 + 2 * 5 + 5 + 2 + 2);  // header, id, count, 3 stage counters, species, pbc, failed
+  CHECK(nr == 4 + 35 + 18);            // energy and fmax, 7 per atom, a 3x3 cell each
   const WireHeader w = decode_wire_header(h, ni, nr);
   CHECK(w.systems == 2);
   CHECK(w.end_of_stream());
   CHECK_FALSE(w.abort());
-  CHECK_THROWS_WITH_AS(decode_wire_header(h, ni - 1, nr), doctest::Contains("the message has 22"),
+  CHECK_THROWS_WITH_AS(decode_wire_header(h, ni - 1, nr), doctest::Contains("the message has 24"),
                        baton::Error);
   CHECK_THROWS_WITH_AS(decode_wire_header(h, 3, 0), doctest::Contains("fewer than the 6-value"),
                        baton::Error);

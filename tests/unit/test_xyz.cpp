@@ -276,6 +276,23 @@ TEST_CASE("clusters are written as before: no Lattice, pbc F F F") {
   CHECK(back[0].pbc == Pbc{false, false, false});
 }
 
+TEST_CASE("a failed system is written with failed=T and read back as failed") {
+  HostSystem s;
+  s.id = 8;
+  s.species = {"Ar"};
+  s.positions = {1, 2, 3};
+  s.failed = true;
+  const std::string text = write_text({s});
+  CHECK(text == "1\nProperties=species:S:1:pos:R:3 system_id=8 failed=T pbc=\"F F F\"\nAr 1 2 3\n");
+  CHECK(read_text(text).at(0).failed);
+  s.failed = false;
+  CHECK(write_text({s}).find("failed") == std::string::npos);
+  CHECK_FALSE(read_text(write_text({s})).at(0).failed);
+  CHECK_THROWS_WITH_AS(read_text("1\nProperties=species:S:1:pos:R:3 failed=maybe\nAr 0 0 0\n"),
+                       doctest::Contains("failed must be a logical (T or F), got 'maybe'"),
+                       baton::Error);
+}
+
 TEST_CASE("plain XYZ, free-text comments, CRLF and blank lines") {
   const auto systems = read_text(
       "3\r\nwater, from \"somewhere\r\nO 0 0 0\r\nH 0.757 0.586 0.0 extra\r\nH -0.757 0.586 0\r\n"

@@ -28,6 +28,9 @@ struct HostSystem {
   double fmax = std::numeric_limits<double>::quiet_NaN();    ///< largest atom force norm, if known
   std::vector<std::int64_t>
       stage_steps;  ///< steps taken in each stage, in stage order (may be empty)
+  /// Its numbers broke in some stage (non-finite energy, forces or positions): it was not stepped
+  /// further, and its energy and positions are not a result (extended XYZ: `failed=T`).
+  bool failed = false;
 
   std::size_t size() const noexcept { return species.size(); }
   /// True when the system has a cell (some cell entry is not zero).

@@ -171,6 +171,21 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
     out.virial[c] = w[c];
 }
 
+/// True, on every thread of the team, when one system's numbers broke: a non-finite energy, force
+/// or position (atoms on top of each other, an exploding step, bad input). Such a system is failed.
+KOKKOS_INLINE_FUNCTION bool broken(const TeamMember& team, const Positions& x, const Positions& f,
+                                   int begin, int end, const SystemForces& r) {
+  const auto finite = [](double v) { return v - v == 0; };  // false for inf and NaN
+  if (!finite(r.energy) || !finite(r.fmax))
+    return true;
+  return team_max(team, begin, end, [&](int i) {
+           bool ok = true;
+           for (int d = 0; d < 3; ++d)
+             ok = ok && finite(x(i, d)) && finite(f(i, d));
+           return ok ? 0.0 : 1.0;
+         }) > 0;
+}
+
 template <class K, class = void>
 struct is_many_body_kernel : std::false_type {};
 template <class K>

@@ -43,6 +43,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   status = alloc<view<int*>>("status", ns);
   cell = alloc<view<double* [9]>>("cell", ns);
   pbc = alloc<view<int*>>("pbc", ns);
+  failed = alloc<view<int*>>("failed", ns);
   scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
 }
 
@@ -157,7 +158,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
   view<double* [6]> s_virial("s_virial", n_move);
   view<double* [9]> s_cell("s_cell", n_move);
-  view<int*> s_pbc("s_pbc", n_move);
+  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move);
   auto ids = b.id;
   auto st = b.steps;
   auto en = b.energy;
@@ -168,6 +169,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   auto vir = b.virial;
   auto cel = b.cell;
   auto per = b.pbc;
+  auto bad = b.failed;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
@@ -187,6 +189,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         for (int j = 0; j < 9; ++j)
           s_cell(k, j) = cel(src, j);
         s_pbc(k) = per(src);
+        s_failed(k) = bad(src);
       });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
@@ -208,6 +211,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         for (int j = 0; j < 9; ++j)
           cel(dst, j) = s_cell(k, j);
         per(dst) = s_pbc(k);
+        bad(dst) = s_failed(k);
       });
   auto sys = b.system_of_atom;
   Kokkos::parallel_for(

@@ -78,6 +78,9 @@ class SystemsBatch {
   view<int*> status;                 ///< SystemStatus as int
   view<double* [9]> cell;            ///< cell vectors a, b, c as rows; all zero: no cell (cell.hpp)
   view<int*> pbc;                    ///< periodic axes as bits (bit k: axis k)
+  /// 1 when the system's numbers broke (non-finite energy, forces or positions): set by the stage,
+  /// which finishes it at once; later stages finish it without steps. Travels with the system.
+  view<int*> failed;
   /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
   /// a system enters a batch; moved with the system when slots are compacted; never sent.
   view<double* [batch_scratch_size]> scratch;

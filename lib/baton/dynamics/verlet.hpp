@@ -93,6 +93,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto f = batch.forces;
   const auto species = batch.species;
   const auto atom_scratch = batch.atom_scratch;
+  const auto failed = batch.failed;
   const auto cells = batch.cell;
   const auto pbc = batch.pbc;
   const auto mass = batch.masses;
@@ -114,8 +115,10 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         r.energy = out.energy(s);
         r.fmax = out.fmax(s);
         std::int64_t taken = steps(s);
-        bool done = false;
-        for (int k = 0;; ++k) {
+        // A system that failed earlier, or whose numbers are broken already, takes no steps.
+        bool broke = failed(s) != 0 || detail::broken(team, x, f, b, e, r);
+        bool done = broke;
+        for (int k = 0; !broke; ++k) {
           if (taken >= limit) {
             done = true;
             break;
@@ -138,14 +141,20 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
               v(i, d) += h * f(i, d);
           });
           ++taken;
+          if (detail::broken(team, x, f, b, e, r)) {
+            broke = done = true;
+            break;
+          }
         }
         team.team_barrier();
-        if (done)  // once more with the virial, at the final positions
+        if (done && !broke)  // once more with the virial, at the final positions
           detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
                                                      cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           detail::store(out, s, r, done);
           steps(s) = taken;
+          if (broke)
+            failed(s) = 1;
           if (done)
             status(s) = static_cast<int>(SystemStatus::Finished);
         });

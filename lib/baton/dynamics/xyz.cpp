@@ -298,6 +298,7 @@ struct FrameKeys {
   double energy = std::numeric_limits<double>::quiet_NaN();
   double fmax = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::int64_t> steps;
+  bool failed = false;
 };
 
 // Lattice="ax ay az bx by bz cx cy cz": exactly 9 finite numbers, a cell of non-zero finite volume.
@@ -358,7 +359,7 @@ FrameKeys read_comment(const LineReader& reader) {
     const std::string name = lower(key);
     const bool known = name == "properties" || name == "lattice" || name == "pbc" ||
                        name == "energy" || name == "fmax" || name == "system_id" ||
-                       name.rfind("steps_", 0) == 0;
+                       name == "failed" || name.rfind("steps_", 0) == 0;
     if (!known)
       continue;
     if (!seen.insert(name).second)
@@ -387,7 +388,12 @@ FrameKeys read_comment(const LineReader& reader) {
       keys.fmax = number();
     else if (name == "system_id")
       keys.id = integer();
-    else
+    else if (name == "failed") {
+      const auto flag = parse_logical(value);
+      if (!flag)
+        reader.fail(key + " must be a logical (T or F), got " + excerpt(value));
+      keys.failed = *flag;
+    } else
       keys.steps.push_back(integer());
   }
   // As ASE: a Lattice without pbc is periodic along all three axes; no Lattice, no periodic axis.
@@ -506,7 +512,9 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
     out += ' ' + keys[i] + '=';
     append_integer(out, s.stage_steps[i]);
   }
-  out += " pbc=\"";  // always, as ASE writes it (clusters: F F F)
+  if (s.failed)
+    out += " failed=T";  // its numbers broke: not a result
+  out += " pbc=\"";      // always, as ASE writes it (clusters: F F F)
   for (int d = 0; d < 3; ++d) {
     out += s.pbc[d] ? 'T' : 'F';
     out += d < 2 ? ' ' : '"';
@@ -553,6 +561,7 @@ std::vector<HostSystem> read_frames(std::istream& in, const std::string& source_
       system.pbc = *keys.pbc;
     system.energy = keys.energy;
     system.fmax = keys.fmax;
+    system.failed = keys.failed;
     system.stage_steps = std::move(keys.steps);
     const std::size_t reserve = std::min<std::size_t>(count, 4096);
     system.species.reserve(reserve);

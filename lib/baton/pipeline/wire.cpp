@@ -117,6 +117,7 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
   auto mass = batch.masses;
   auto cell = batch.cell;
   auto pbc = batch.pbc;
+  auto failed = batch.failed;
   const WireLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::pack", team_policy(n, Kokkos::AUTO),
@@ -132,6 +133,7 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
           for (int j = 0; j < stages; ++j)
             ints(L.stage_steps() + std::int64_t(k) * stages + j) = stage_steps(s, j);
           ints(L.pbc() + k) = pbc(s);
+          ints(L.failed() + k) = failed(s);
           reals(L.energy() + k) = energy(s);
           reals(L.fmax() + k) = fmax(s);
           for (int j = 0; j < 9; ++j)
@@ -214,6 +216,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   auto mass = batch.masses;
   auto cell = batch.cell;
   auto pbc = batch.pbc;
+  auto failed = batch.failed;
   const WireLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::unpack", team_policy(n, Kokkos::AUTO),
@@ -230,6 +233,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           for (int j = 0; j < stages; ++j)
             stage_steps(s, j) = ints(L.stage_steps() + std::int64_t(k) * stages + j);
           pbc(s) = static_cast<int>(ints(L.pbc() + k));
+          failed(s) = ints(L.failed() + k) != 0 ? 1 : 0;
           for (int j = 0; j < 9; ++j)
             cell(s, j) = reals(L.cell() + 9 * std::int64_t(k) + j);
           steps(s) = 0;
@@ -317,6 +321,8 @@ HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
   }
   for (const dynamics::HostSystem& s : systems)
     w.ints.push_back(dynamics::pbc_bits(s.pbc));
+  for (const dynamics::HostSystem& s : systems)
+    w.ints.push_back(s.failed ? 1 : 0);
   return w;
 }
 
@@ -346,6 +352,7 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
     const std::int64_t* st = h + L.stage_steps();
     const std::int64_t* sp = h + L.species();
     const std::int64_t* pbc = h + L.pbc();
+    const std::int64_t* failed = h + L.failed();
     const double* r = reals + rp;
     std::int64_t a = 0;
     for (std::int64_t s = 0; s < n; ++s) {
@@ -359,6 +366,7 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
         sys.cell[static_cast<std::size_t>(j)] = r[L.cell() + 9 * s + j];
       for (int d = 0; d < 3; ++d)
         sys.pbc[static_cast<std::size_t>(d)] = (pbc[s] >> d) & 1;
+      sys.failed = failed[s] != 0;
       sys.stage_steps.assign(st + s * k, st + (s + 1) * k);
       for (std::int64_t i = a; i < a + cnt[s]; ++i) {
         sys.species.push_back(species.name(static_cast<int>(sp[i])));

@@ -8,7 +8,8 @@
 ///   [0] magic 0x42545359 ("BTSY")   [1] format version (2)   [2] systems n   [3] atoms m
 ///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
 ///   1: the sender stopped with an error)
-/// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits).
+/// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits),
+/// failed[n] (0 or 1).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
 /// order of the systems), cell[9n]. A message of 0 systems is valid (ints = header only, doubles
 /// empty). WireLayout gives every field's offset.
@@ -40,7 +41,8 @@ struct WireLayout {
   KOKKOS_INLINE_FUNCTION std::int64_t stage_steps() const { return count() + n; }
   KOKKOS_INLINE_FUNCTION std::int64_t species() const { return stage_steps() + n * k; }
   KOKKOS_INLINE_FUNCTION std::int64_t pbc() const { return species() + m; }
-  KOKKOS_INLINE_FUNCTION std::int64_t int_count() const { return pbc() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t failed() const { return pbc() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t int_count() const { return failed() + n; }
   // doubles
   KOKKOS_INLINE_FUNCTION std::int64_t energy() const { return 0; }
   KOKKOS_INLINE_FUNCTION std::int64_t fmax() const { return n; }

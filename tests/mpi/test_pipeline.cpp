@@ -4,12 +4,14 @@
 
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/runtime/error.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -217,6 +219,15 @@ TEST_CASE(
           inside = inside && f >= -1e-12 && f < 1 + 1e-12;
       }
       CHECK(inside);
+      // The virial came along: that of the final positions.
+      dyn::SystemsBatch one({1, static_cast<int>(out[k].size())}, 1);
+      dyn::SpeciesTable species;
+      dyn::append_systems(one, {out[k]}, species);
+      dyn::compute_forces(lj, one, 0, 1);
+      const auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one.virial);
+      for (int c = 0; c < 6; ++c)
+        CHECK(std::abs(out[k].virial[static_cast<std::size_t>(c)] - w(0, c)) <
+              1e-9 * std::max(1.0, std::abs(w(0, c))));
     }
   }
 }

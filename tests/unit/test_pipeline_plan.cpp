@@ -79,7 +79,7 @@ TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
   const std::size_t ni = wire_int_count(2, 5, 3);
   const std::size_t nr = wire_real_count(2, 5);
   CHECK(ni == 6 + 2 * 5 + 5 + 2 + 2);  // header, id, count, 3 stage counters, species, pbc, failed
-  CHECK(nr == 4 + 35 + 18);            // energy and fmax, 7 per atom, a 3x3 cell each
+  CHECK(nr == 4 + 35 + 18 + 12);       // energy and fmax, 7 per atom, a 3x3 cell and a virial each
   const WireHeader w = decode_wire_header(h, ni, nr);
   CHECK(w.systems == 2);
   CHECK(w.end_of_stream());

@@ -293,6 +293,21 @@ TEST_CASE("a failed system is written with failed=T and read back as failed") {
                        baton::Error);
 }
 
+TEST_CASE("the virial is written as ASE's 3x3 virial key and read back bit-exactly") {
+  HostSystem s;
+  s.id = 3;
+  s.species = {"Ar"};
+  s.positions = {1, 2, 3};
+  CHECK(write_text({s}).find("virial") == std::string::npos);  // unknown: not written
+  s.virial = {1.0 / 3, -2.5, 1e-17, 0.125, -7, 12345.678901234567};
+  const std::string text = write_text({s});
+  CHECK(text.find("virial=\"0.3333333333333333 0.125 -7 0.125 -2.5 12345.678901234567 -7 "
+                  "12345.678901234567 1e-17\"") != std::string::npos);
+  CHECK(read_text(text).at(0).virial == s.virial);
+  CHECK_THROWS_WITH_AS(read_text("1\nProperties=species:S:1:pos:R:3 virial=\"1 2 3\"\nAr 0 0 0\n"),
+                       doctest::Contains("virial must be 9 numbers (a 3x3 matrix)"), baton::Error);
+}
+
 TEST_CASE("plain XYZ, free-text comments, CRLF and blank lines") {
   const auto systems = read_text(
       "3\r\nwater, from \"somewhere\r\nO 0 0 0\r\nH 0.757 0.586 0.0 extra\r\nH -0.757 0.586 0\r\n"

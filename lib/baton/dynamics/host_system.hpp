@@ -26,6 +26,11 @@ struct HostSystem {
   std::vector<double> masses;        ///< size(), or empty (all 1)
   double energy = std::numeric_limits<double>::quiet_NaN();  ///< potential energy, if known
   double fmax = std::numeric_limits<double>::quiet_NaN();    ///< largest atom force norm, if known
+  /// Pair virial sum r_ij (x) F_ij: xx, yy, zz, xy, xz, yz (energy units), if known (NaN: not).
+  std::array<double, 6> virial{
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
   std::vector<std::int64_t>
       stage_steps;  ///< steps taken in each stage, in stage order (may be empty)
   /// Its numbers broke in some stage (non-finite energy, forces or positions): it was not stepped

@@ -74,6 +74,7 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
   Kokkos::View<std::int64_t**, Kokkos::LayoutRight, Kokkos::HostSpace> stage("stage", n, stages);
   Kokkos::View<double* [batch_scratch_size], Kokkos::LayoutRight, Kokkos::HostSpace> scr("scr", n);
   Kokkos::View<double* [9], Kokkos::LayoutRight, Kokkos::HostSpace> cel("cel", n);
+  Kokkos::View<double* [6], Kokkos::LayoutRight, Kokkos::HostSpace> vir("vir", n);
   Kokkos::View<int*, Kokkos::HostSpace> per("per", n), bad("bad", n);
   int a = 0;
   for (int k = 0; k < n; ++k) {
@@ -87,6 +88,8 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
     for (int j = 0; j < 9; ++j)
       cel(k, j) = s.cell[static_cast<std::size_t>(j)];
     per(k) = pbc_bits(s.pbc);
+    for (int j = 0; j < 6; ++j)
+      vir(k, j) = s.virial[static_cast<std::size_t>(j)];
     bad(k) = s.failed ? 1 : 0;
     for (int j = 0; j < stages && static_cast<std::size_t>(j) < s.stage_steps.size(); ++j)
       stage(k, j) = s.stage_steps[static_cast<std::size_t>(j)];
@@ -118,6 +121,7 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
   upload(batch.stage_steps, stage, sr);
   upload(batch.scratch, scr, sr);
   upload(batch.cell, cel, sr);
+  upload(batch.virial, vir, sr);
   upload1(batch.pbc, per, sr);
   upload1(batch.failed, bad, sr);
   batch.set_counts(s0 + n, a0 + na);
@@ -137,6 +141,7 @@ std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,
   auto fm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.fmax);
   auto stage = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.stage_steps);
   auto cel = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.cell);
+  auto vir = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.virial);
   auto per = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.pbc);
   auto bad = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.failed);
   std::vector<HostSystem> out;
@@ -151,6 +156,8 @@ std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,
     h.fmax = fm(s);
     for (int j = 0; j < 9; ++j)
       h.cell[static_cast<std::size_t>(j)] = cel(s, j);
+    for (int j = 0; j < 6; ++j)
+      h.virial[static_cast<std::size_t>(j)] = vir(s, j);
     for (int k = 0; k < 3; ++k)
       h.pbc[static_cast<std::size_t>(k)] = (per(s) >> k) & 1;
     h.failed = bad(s) != 0;

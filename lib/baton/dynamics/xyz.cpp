@@ -299,6 +299,7 @@ struct FrameKeys {
   double fmax = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::int64_t> steps;
   bool failed = false;
+  std::optional<std::array<double, 9>> virial;
 };
 
 // Lattice="ax ay az bx by bz cx cy cz": exactly 9 finite numbers, a cell of non-zero finite volume.
@@ -359,7 +360,7 @@ FrameKeys read_comment(const LineReader& reader) {
     const std::string name = lower(key);
     const bool known = name == "properties" || name == "lattice" || name == "pbc" ||
                        name == "energy" || name == "fmax" || name == "system_id" ||
-                       name == "failed" || name.rfind("steps_", 0) == 0;
+                       name == "failed" || name == "virial" || name.rfind("steps_", 0) == 0;
     if (!known)
       continue;
     if (!seen.insert(name).second)
@@ -388,7 +389,19 @@ FrameKeys read_comment(const LineReader& reader) {
       keys.fmax = number();
     else if (name == "system_id")
       keys.id = integer();
-    else if (name == "failed") {
+    else if (name == "virial") {  // a 3x3 matrix, as ASE writes it (9 numbers)
+      const auto items = split_list(value);
+      std::array<double, 9> w{};
+      bool ok = items.size() == w.size();
+      for (std::size_t i = 0; ok && i < w.size(); ++i) {
+        const auto v = parse_double(items[i]);
+        ok = v.has_value();
+        w[i] = v.value_or(0);
+      }
+      if (!ok)
+        reader.fail(key + " must be 9 numbers (a 3x3 matrix), got " + excerpt(value));
+      keys.virial = w;
+    } else if (name == "failed") {
       const auto flag = parse_logical(value);
       if (!flag)
         reader.fail(key + " must be a logical (T or F), got " + excerpt(value));
@@ -512,6 +525,15 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
     out += ' ' + keys[i] + '=';
     append_integer(out, s.stage_steps[i]);
   }
+  if (std::all_of(s.virial.begin(), s.virial.end(), [](double w) { return std::isfinite(w); })) {
+    // As ASE writes its 3x3 keys: the full matrix, row by row (symmetric here).
+    const std::size_t order[9] = {0, 3, 4, 3, 1, 5, 4, 5, 2};
+    out += " virial=\"";
+    for (std::size_t k = 0; k < 9; ++k) {
+      append_number(out, s.virial[order[k]]);
+      out += k < 8 ? ' ' : '"';
+    }
+  }
   if (s.failed)
     out += " failed=T";  // its numbers broke: not a result
   out += " pbc=\"";      // always, as ASE writes it (clusters: F F F)
@@ -562,6 +584,10 @@ std::vector<HostSystem> read_frames(std::istream& in, const std::string& source_
     system.energy = keys.energy;
     system.fmax = keys.fmax;
     system.failed = keys.failed;
+    if (keys.virial) {
+      const auto& w = *keys.virial;
+      system.virial = {w[0], w[4], w[8], w[1], w[2], w[5]};
+    }
     system.stage_steps = std::move(keys.steps);
     const std::size_t reserve = std::min<std::size_t>(count, 4096);
     system.species.reserve(reserve);

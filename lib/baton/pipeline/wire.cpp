@@ -118,6 +118,7 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
   auto cell = batch.cell;
   auto pbc = batch.pbc;
   auto failed = batch.failed;
+  auto virial = batch.virial;
   const WireLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::pack", team_policy(n, Kokkos::AUTO),
@@ -138,6 +139,8 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
           reals(L.fmax() + k) = fmax(s);
           for (int j = 0; j < 9; ++j)
             reals(L.cell() + 9 * std::int64_t(k) + j) = cell(s, j);
+          for (int j = 0; j < 6; ++j)
+            reals(L.virial() + 6 * std::int64_t(k) + j) = virial(s, j);
         });
         const std::int64_t species_at = L.species() + dst;
         const std::int64_t pos_at = L.positions() + 3 * dst;
@@ -217,6 +220,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   auto cell = batch.cell;
   auto pbc = batch.pbc;
   auto failed = batch.failed;
+  auto virial = batch.virial;
   const WireLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::unpack", team_policy(n, Kokkos::AUTO),
@@ -236,6 +240,8 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           failed(s) = ints(L.failed() + k) != 0 ? 1 : 0;
           for (int j = 0; j < 9; ++j)
             cell(s, j) = reals(L.cell() + 9 * std::int64_t(k) + j);
+          for (int j = 0; j < 6; ++j)
+            virial(s, j) = reals(L.virial() + 6 * std::int64_t(k) + j);
           steps(s) = 0;
           status(s) = static_cast<int>(dynamics::SystemStatus::Active);
           for (int j = 0; j < dynamics::batch_scratch_size; ++j)
@@ -308,6 +314,8 @@ HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
     w.reals[at(L.fmax(), k)] = s.fmax;
     for (std::size_t j = 0; j < 9; ++j)
       w.reals[at(L.cell(), 9 * k + j)] = s.cell[j];
+    for (std::size_t j = 0; j < 6; ++j)
+      w.reals[at(L.virial(), 6 * k + j)] = s.virial[j];
     for (std::size_t i = 0; i < s.size(); ++i, ++a) {
       w.ints.push_back(species.index(s.species[i]));
       for (std::size_t d = 0; d < 3; ++d) {
@@ -364,6 +372,8 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
       sys.fmax = r[L.fmax() + s];
       for (int j = 0; j < 9; ++j)
         sys.cell[static_cast<std::size_t>(j)] = r[L.cell() + 9 * s + j];
+      for (int j = 0; j < 6; ++j)
+        sys.virial[static_cast<std::size_t>(j)] = r[L.virial() + 6 * s + j];
       for (int d = 0; d < 3; ++d)
         sys.pbc[static_cast<std::size_t>(d)] = (pbc[s] >> d) & 1;
       sys.failed = failed[s] != 0;

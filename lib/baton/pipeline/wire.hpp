@@ -11,8 +11,8 @@
 /// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits),
 /// failed[n] (0 or 1).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
-/// order of the systems), cell[9n]. A message of 0 systems is valid (ints = header only, doubles
-/// empty). WireLayout gives every field's offset.
+/// order of the systems), cell[9n], virial[6n]. A message of 0 systems is valid (ints = header
+/// only, doubles empty). WireLayout gives every field's offset.
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -50,7 +50,8 @@ struct WireLayout {
   KOKKOS_INLINE_FUNCTION std::int64_t velocities() const { return positions() + 3 * m; }
   KOKKOS_INLINE_FUNCTION std::int64_t masses() const { return velocities() + 3 * m; }
   KOKKOS_INLINE_FUNCTION std::int64_t cell() const { return masses() + m; }
-  KOKKOS_INLINE_FUNCTION std::int64_t real_count() const { return cell() + 9 * n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t virial() const { return cell() + 9 * n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t real_count() const { return virial() + 6 * n; }
 };
 
 /// Sizes of the two Views for n systems of m atoms in total with k stage counters each.

@@ -942,6 +942,26 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
         }).find("element 'Xx' is not in") != std::string::npos);
   CHECK(error_text([] { bd::Eam missing("/nonexistent/Cu.eam"); }).find("/nonexistent/Cu.eam") !=
         std::string::npos);
+
+  // A species index the potential was not given (the batch's table has Ar as well): that system
+  // fails, the other one carries on.
+  {
+    const bd::Eam cu(funcfl);  // species 0 = Cu only
+    bd::HostSystem pure = bd::perturbed_cluster(13, 1, 3, 0.1, 2.5);
+    pure.species.assign(13, "Cu");
+    bd::HostSystem stranger = pure;
+    stranger.id = 2;
+    stranger.species[4] = "Ar";
+    Batch b({pure, stranger});
+    bd::VerletParams p;
+    p.units = bd::Units::metal();
+    p.dt = 0.001;
+    p.steps = 5;
+    bd::VerletStage stage(cu, p);
+    run(stage, b, 5);
+    CHECK_FALSE(b.systems()[0].failed);
+    CHECK(b.systems()[1].failed);
+  }
 }
 
 TEST_CASE("broken numbers make a failed system, never a converged one; the others carry on") {

@@ -35,6 +35,7 @@ Eam::Eam(const std::string& path, std::vector<std::string> species)
   kernel_.z2r = to_device(t.z2r_spline, "z2r");
   kernel_.element = to_device(element, "element");
   kernel_.n_elements = t.n_elements;
+  kernel_.n_species = static_cast<int>(element.size());
   kernel_.nrho = t.nrho;
   kernel_.nr = t.nr;
   kernel_.rdrho = t.rdrho;

@@ -37,13 +37,21 @@ class Eam {
     using Table = Kokkos::View<const double*, SystemsBatch::memory_space>;
     Table frho, rhor, z2r;
     Kokkos::View<const int*, SystemsBatch::memory_space> element;  ///< species index -> element
-    int n_elements = 0, nrho = 0, nr = 0;
+    int n_elements = 0, n_species = 0, nrho = 0, nr = 0;
     double rdrho = 0, rdr = 0, rhomax = 0, rc2 = 0;
 
     KOKKOS_INLINE_FUNCTION double cutoff_squared() const { return rc2; }
 
+    /// The element of a species index, or -1 for an index the potential was not given (its system
+    /// then gets NaN energy and forces, and fails: see "Failed systems" in docs/dynamics.md).
+    KOKKOS_INLINE_FUNCTION int element_of(int species_index) const {
+      return species_index >= 0 && species_index < n_species ? element(species_index) : -1;
+    }
+
     /// rho_b(r) contributed to an atom by a neighbour of element b, and its derivative.
     KOKKOS_INLINE_FUNCTION double density(int b, double r, double& derivative) const {
+      if (b < 0)
+        return derivative = __builtin_nan("");
       const EamSite site = eam_r_site(r, rdr, nr);
       const double* c = &rhor((static_cast<std::size_t>(b) * nr + site.row) * eam_spline_width);
       derivative = eam_spline_derivative(c, site.p);
@@ -51,6 +59,8 @@ class Eam {
     }
     /// r phi_ab(r) and its derivative.
     KOKKOS_INLINE_FUNCTION double r_phi(int a, int b, double r, double& derivative) const {
+      if (a < 0 || b < 0)
+        return derivative = __builtin_nan("");
       const EamSite site = eam_r_site(r, rdr, nr);
       const int hi = a > b ? a : b, lo = a > b ? b : a;  // EamTables::pair_index
       const double* c = &z2r((static_cast<std::size_t>(hi * (hi + 1) / 2 + lo) * nr + site.row) *
@@ -60,6 +70,8 @@ class Eam {
     }
     /// F_a(rho) and fp = F_a'(rho).
     KOKKOS_INLINE_FUNCTION double embedding(int a, double rho, double& fp) const {
+      if (a < 0)
+        return fp = __builtin_nan("");
       return eam_embedding(&frho(static_cast<std::size_t>(a) * nrho * eam_spline_width), rho, rdrho,
                            nrho, rhomax, fp);
     }
@@ -85,7 +97,7 @@ class Eam {
       };
       // -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi.
       const auto pair_force = [&](int i, int j, double r, double& phi) {
-        const int a = element(species(i)), b = element(species(j));
+        const int a = element_of(species(i)), b = element_of(species(j));
         double rhoip = 0, rhojp = 0, z2p = 0;
         density(a, r, rhoip);
         density(b, r, rhojp);
@@ -101,21 +113,21 @@ class Eam {
         for (int i = begin; i < end; ++i)
           scratch(i, 0) = 0;
         for (int i = begin; i < end; ++i) {
-          const int a = element(species(i));
+          const int a = element_of(species(i));
           for (int j = i + 1; j < end; ++j) {
             double d[3];
             const double r2 = apart(i, j, d);
             if (r2 < rc2) {
               const double r = detail::math_sqrt(r2);
               double unused = 0;
-              scratch(i, 0) += density(element(species(j)), r, unused);
+              scratch(i, 0) += density(element_of(species(j)), r, unused);
               scratch(j, 0) += density(a, r, unused);
             }
           }
         }
         for (int i = begin; i < end; ++i) {
           double fp = 0;
-          e += embedding(element(species(i)), scratch(i, 0), fp);
+          e += embedding(element_of(species(i)), scratch(i, 0), fp);
           scratch(i, 1) = fp;
           f(i, 0) = f(i, 1) = f(i, 2) = 0;
         }
@@ -149,14 +161,14 @@ class Eam {
             double d[3];
             const double r2 = apart(i, j, d);
             if (j != i && r2 < rc2)
-              rho += density(element(species(j)), detail::math_sqrt(r2), unused);
+              rho += density(element_of(species(j)), detail::math_sqrt(r2), unused);
           }
           scratch(i, 0) = rho;
         });
         team.team_barrier();
         e = detail::team_sum(team, begin, end, [&](int i) {
           double fp = 0;
-          const double embed = embedding(element(species(i)), scratch(i, 0), fp);
+          const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
           scratch(i, 1) = fp;
           return embed;
         });

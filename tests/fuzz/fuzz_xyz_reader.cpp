@@ -53,8 +53,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (a.id != b.id || a.species != b.species || !same(a.positions, b.positions) ||
         !same(a.velocities, b.velocities) || !(same(a.masses, b.masses) || unit_masses) ||
         !same(a.energy, b.energy) || !same(a.fmax, b.fmax) || a.stage_steps != b.stage_steps ||
-        std::memcmp(a.cell.data(), b.cell.data(), sizeof a.cell) != 0 || a.pbc != b.pbc)
+        std::memcmp(a.cell.data(), b.cell.data(), sizeof a.cell) != 0 || a.pbc != b.pbc ||
+        a.failed != b.failed)
       std::abort();
+    // A virial is written only when all of it is finite; then it comes back bit for bit.
+    const bool finite =
+        std::all_of(a.virial.begin(), a.virial.end(), [](double w) { return std::isfinite(w); });
+    for (std::size_t k = 0; k < a.virial.size(); ++k)
+      if (finite ? !same(a.virial[k], b.virial[k]) : !std::isnan(b.virial[k]))
+        std::abort();
   }
   return 0;
 }

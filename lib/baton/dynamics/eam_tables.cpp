@@ -1,5 +1,6 @@
 #include <baton/dynamics/eam_tables.hpp>
 #include <baton/dynamics/host_system.hpp>
+#include <baton/dynamics/text.hpp>
 #include <baton/runtime/error.hpp>
 
 #include <algorithm>
@@ -28,49 +29,14 @@ constexpr const char* element_symbols[] = {
     "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl", "Mc", "Lv", "Ts", "Og"};
 constexpr int n_element_symbols = static_cast<int>(sizeof(element_symbols) / sizeof(char*));
 
+using detail::excerpt;
+using detail::lower;
+using detail::parse_double;
+using detail::parse_integer;
+using detail::split_words;
+
 // LAMMPS' funcfl pair table: r phi(r) = 27.2 * 0.529 * Zi(r) Zj(r) (Hartree and Bohr in eV and A).
 constexpr double hartree_bohr = 27.2 * 0.529;
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-std::string excerpt(std::string_view s) {
-  constexpr std::size_t shown = 40;
-  std::string out(1, '\'');
-  out += s.substr(0, shown);
-  out += s.size() > shown ? "...'" : "'";
-  return out;
-}
-
-std::optional<double> parse_double(std::string_view s) {
-  if (s.size() > 1 && s[0] == '+' && s[1] != '-')
-    s.remove_prefix(1);
-  if (s.empty())
-    return std::nullopt;
-  double value = 0;
-#if defined(__cpp_lib_to_chars)
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size())
-    return std::nullopt;
-#else
-  std::istringstream in{std::string(s)};
-  in.imbue(std::locale::classic());
-  if (!(in >> value) || in.peek() != std::char_traits<char>::eof())
-    return std::nullopt;
-#endif
-  return value;
-}
-
-std::optional<long long> parse_integer(std::string_view s) {
-  if (s.size() > 1 && s[0] == '+' && s[1] != '-')
-    s.remove_prefix(1);
-  long long value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
-    return std::nullopt;
-  return value;
-}
 
 std::string number_text(double x) {
   std::ostringstream out;
@@ -172,16 +138,8 @@ class EamReader {
         view = view.substr(0, hash);
       words_.clear();
       next_word_ = 0;
-      std::size_t i = 0;
-      while (i < view.size()) {
-        while (i < view.size() && is_space(view[i]))
-          ++i;
-        const std::size_t start = i;
-        while (i < view.size() && !is_space(view[i]))
-          ++i;
-        if (i > start)
-          words_.emplace_back(view.substr(start, i - start));
-      }
+      for (const std::string_view word : split_words(view))
+        words_.emplace_back(word);
       if (!words_.empty())
         return true;
     }
@@ -201,7 +159,7 @@ class EamReader {
 };
 
 int integer_word(const EamReader& reader, const std::string& word, const std::string& what) {
-  const auto value = parse_integer(word);
+  const auto value = parse_integer<long long>(word);
   if (!value || *value < std::numeric_limits<int>::min() ||
       *value > std::numeric_limits<int>::max())
     reader.fail(excerpt(word) + " is not an integer (" + what + ")");
@@ -281,13 +239,6 @@ void read_element_line(EamReader& reader, EamTables& t, const std::string& name)
 
 void append(std::vector<double>& to, const std::vector<double>& rows) {
   to.insert(to.end(), rows.begin(), rows.end());
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return s;
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {

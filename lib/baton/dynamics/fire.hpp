@@ -105,61 +105,41 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto pot = potential_.kernel();
   const FireParams p = params_;
   const double ftm2v = params_.units.ftm2v;
-  const auto x = batch.positions;
-  const auto v = batch.velocities;
-  const auto f = batch.forces;
-  const auto species = batch.species;
-  const auto atom_scratch = batch.atom_scratch;
-  const auto failed = batch.failed;
-  const auto cells = batch.cell;
-  const auto pbc = batch.pbc;
-  const auto mass = batch.masses;
-  const auto offset = batch.offset;
-  const auto count = batch.count;
-  const auto status = batch.status;
-  const detail::ForceOutputs out(batch);
-  const auto steps = batch.steps;
+  const detail::StageViews sv(batch);
   const auto scratch = batch.scratch;
   constexpr int active = static_cast<int>(SystemStatus::Active);
   Kokkos::parallel_for(
       "baton::dynamics::fire", detail::system_teams(n),
       KOKKOS_LAMBDA(const detail::TeamMember& team) {
         const int s = team.league_rank();
-        if (status(s) != active)
+        if (sv.status(s) != active)
           return;
-        const int b = offset(s), e = offset(s) + count(s);
-        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
+        detail::StageSystem sys = sv.begin(team, s);
+        const int b = sys.begin, e = sys.end;
         double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
         if (dt == 0) {  // first step of this system here
           dt = p.dt;
           alpha = p.alpha_start;
           n_pos = 0;
         }
-        SystemForces r;
-        r.energy = out.energy(s);
-        r.fmax = out.fmax(s);
-        std::int64_t taken = steps(s);
-        // A system that failed earlier, or whose numbers are broken already, takes no steps.
-        bool broke = failed(s) != 0 || detail::broken(team, x, f, b, e, r);
-        bool done = broke;
-        for (int k = 0; !broke; ++k) {
-          if (r.fmax <= p.fmax || taken >= p.max_steps) {
-            done = true;
+        for (int k = 0; !sys.done; ++k) {
+          if (sys.r.fmax <= p.fmax || sys.taken >= p.max_steps) {
+            sys.done = true;
             break;
           }
           if (k == max_steps)
             break;
           // FIRE: P = F.v decides between mixing v towards F (and speeding up) and a restart.
           const double power = detail::team_sum(team, b, e, [&](int i) {
-            return f(i, 0) * v(i, 0) + f(i, 1) * v(i, 1) + f(i, 2) * v(i, 2);
+            return sv.f(i, 0) * sv.v(i, 0) + sv.f(i, 1) * sv.v(i, 1) + sv.f(i, 2) * sv.v(i, 2);
           });
           double keep = 0, mix = 0;
           if (power >= 0) {
             const double v2 = detail::team_sum(team, b, e, [&](int i) {
-              return v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2);
+              return sv.v(i, 0) * sv.v(i, 0) + sv.v(i, 1) * sv.v(i, 1) + sv.v(i, 2) * sv.v(i, 2);
             });
             const double f2 = detail::team_sum(team, b, e, [&](int i) {
-              return f(i, 0) * f(i, 0) + f(i, 1) * f(i, 1) + f(i, 2) * f(i, 2);
+              return sv.f(i, 0) * sv.f(i, 0) + sv.f(i, 1) * sv.f(i, 1) + sv.f(i, 2) * sv.f(i, 2);
             });
             keep = 1 - alpha;
             mix = alpha * detail::math_sqrt(v2 / f2);
@@ -173,7 +153,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
               const double back = 0.5 * dt;
               Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
                 for (int d = 0; d < 3; ++d)
-                  x(i, d) -= back * v(i, d);
+                  sv.x(i, d) -= back * sv.v(i, d);
               });
             }
             dt *= p.f_dec;
@@ -183,44 +163,32 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           // Semi-implicit Euler step, no atom moving more than max_step.
           const double step_dt = dt;
           const double v2max = detail::team_max(team, b, e, [&](int i) {
-            const double im = step_dt * ftm2v / mass(i);
+            const double im = step_dt * ftm2v / sv.mass(i);
             double v2i = 0;
             for (int d = 0; d < 3; ++d) {
-              v(i, d) = keep * v(i, d) + mix * f(i, d) + im * f(i, d);
-              v2i += v(i, d) * v(i, d);
+              sv.v(i, d) = keep * sv.v(i, d) + mix * sv.f(i, d) + im * sv.f(i, d);
+              v2i += sv.v(i, d) * sv.v(i, d);
             }
             return v2i;
           });
           const double vmax = detail::math_sqrt(v2max);
           const double move = dt * vmax > p.max_step ? p.max_step / vmax : dt;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            x(i, 0) += move * v(i, 0);
-            x(i, 1) += move * v(i, 1);
-            x(i, 2) += move * v(i, 2);
+            sv.x(i, 0) += move * sv.v(i, 0);
+            sv.x(i, 1) += move * sv.v(i, 1);
+            sv.x(i, 2) += move * sv.v(i, 2);
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, atom_scratch, b, e,
-                                                      cell, r);
-          ++taken;
-          if (detail::broken(team, x, f, b, e, r)) {
-            broke = done = true;
+          sv.forces<false>(team, pot, sys);
+          if (sv.stepped(team, sys))
             break;
-          }
         }
-        if (done && !broke)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
-                                                     cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           scratch(s, 0) = dt;
           scratch(s, 1) = alpha;
           scratch(s, 2) = n_pos;
-          detail::store(out, s, r, done);
-          steps(s) = taken;
-          if (broke)
-            failed(s) = 1;
-          if (done)
-            status(s) = static_cast<int>(SystemStatus::Finished);
         });
+        sv.finish(team, pot, sys);
       });
 }
 

@@ -4,7 +4,9 @@
 /// energy, fmax and virial of each Active system.
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 
+#include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/checks.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/potential.hpp"
@@ -34,6 +36,94 @@ struct ForceOutputs {
   SystemsBatch::view<double*> fmax;
   SystemsBatch::view<double* [6]> virial;
   explicit ForceOutputs(const SystemsBatch& b) : energy(b.energy), fmax(b.fmax), virial(b.virial) {}
+};
+
+/// One system inside a stage's advance() kernel: where its atoms are, its cell, its last forces'
+/// results, its step count and whether it broke or is done.
+struct StageSystem {
+  int slot = 0, begin = 0, end = 0;
+  CellImage cell;
+  SystemForces r;
+  std::int64_t taken = 0;
+  bool broke = false;  ///< its numbers broke (now or in an earlier stage): failed
+  bool done = false;   ///< finished in this stage
+};
+
+/// What the integrators' kernels read and write of the batch, and the steps every integrator
+/// shares around its own update: begin a system, evaluate forces, count a step, finish.
+struct StageViews {
+  Positions x, v, f;
+  SpeciesView species;
+  AtomScratch atom_scratch;
+  SystemsBatch::view<double*> mass;
+  SystemsBatch::view<int*> offset, count, status, failed, pbc;
+  SystemsBatch::view<double* [9]> cell;
+  SystemsBatch::view<std::int64_t*> id, steps;
+  ForceOutputs out;
+
+  explicit StageViews(const SystemsBatch& b)
+      : x(b.positions),
+        v(b.velocities),
+        f(b.forces),
+        species(b.species),
+        atom_scratch(b.atom_scratch),
+        mass(b.masses),
+        offset(b.offset),
+        count(b.count),
+        status(b.status),
+        failed(b.failed),
+        pbc(b.pbc),
+        cell(b.cell),
+        id(b.id),
+        steps(b.steps),
+        out(b) {}
+
+  /// Slot s as the last call left it. A system that failed earlier, or whose numbers are broken
+  /// already, is done and takes no steps.
+  KOKKOS_INLINE_FUNCTION StageSystem begin(const TeamMember& team, int s) const {
+    StageSystem sys;
+    sys.slot = s;
+    sys.begin = offset(s);
+    sys.end = offset(s) + count(s);
+    sys.cell = make_cell_image(&cell(s, 0), pbc(s));
+    sys.r.energy = out.energy(s);
+    sys.r.fmax = out.fmax(s);
+    sys.taken = steps(s);
+    sys.broke = sys.done = failed(s) != 0 || broken(team, x, f, sys.begin, sys.end, sys.r);
+    return sys;
+  }
+
+  /// Forces, energy and fmax (and the virial when Virial) at the current positions.
+  template <bool Virial, class K>
+  KOKKOS_INLINE_FUNCTION void forces(const TeamMember& team, const K& pot, StageSystem& sys) const {
+    team_forces<on_host, Virial>(team, pot, x, species, f, atom_scratch, sys.begin, sys.end,
+                                 sys.cell, sys.r);
+  }
+
+  /// Counts a step; a system whose numbers broke is done (and failed). True when it broke.
+  KOKKOS_INLINE_FUNCTION bool stepped(const TeamMember& team, StageSystem& sys) const {
+    ++sys.taken;
+    if (broken(team, x, f, sys.begin, sys.end, sys.r))
+      sys.broke = sys.done = true;
+    return sys.broke;
+  }
+
+  /// Ends the call for this system: when it is done (and not broken), the virial at the final
+  /// positions; then energy, fmax, virial, steps, the failed flag and the status are stored.
+  template <class K>
+  KOKKOS_INLINE_FUNCTION void finish(const TeamMember& team, const K& pot, StageSystem& sys) const {
+    team.team_barrier();
+    if (sys.done && !sys.broke)
+      forces<true>(team, pot, sys);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      store(out, sys.slot, sys.r, sys.done);
+      steps(sys.slot) = sys.taken;
+      if (sys.broke)
+        failed(sys.slot) = 1;
+      if (sys.done)
+        status(sys.slot) = static_cast<int>(SystemStatus::Finished);
+    });
+  }
 };
 
 template <bool HalfPairs, class K>

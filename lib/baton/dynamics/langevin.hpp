@@ -84,81 +84,45 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const std::uint64_t seed = params_.seed;
   const double c1 = std::exp(-params_.friction * dt);  // O step: v <- c1 v + c2 sqrt(kT/m) xi
   const double c2 = std::sqrt(1 - c1 * c1);
-  const auto x = batch.positions;
-  const auto v = batch.velocities;
-  const auto f = batch.forces;
-  const auto species = batch.species;
-  const auto atom_scratch = batch.atom_scratch;
-  const auto failed = batch.failed;
-  const auto cells = batch.cell;
-  const auto pbc = batch.pbc;
-  const auto mass = batch.masses;
-  const auto offset = batch.offset;
-  const auto count = batch.count;
-  const auto id = batch.id;
-  const auto status = batch.status;
-  const detail::ForceOutputs out(batch);
-  const auto steps = batch.steps;
+  const detail::StageViews sv(batch);
   constexpr int active = static_cast<int>(SystemStatus::Active);
   Kokkos::parallel_for(
       "baton::dynamics::langevin", detail::system_teams(n),
       KOKKOS_LAMBDA(const detail::TeamMember& team) {
-        const int s = team.league_rank();
-        if (status(s) != active)
+        if (sv.status(team.league_rank()) != active)
           return;
-        const int b = offset(s), e = offset(s) + count(s);
-        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
-        const std::int64_t sid = id(s);
-        SystemForces r;
-        r.energy = out.energy(s);
-        r.fmax = out.fmax(s);
-        std::int64_t taken = steps(s);
-        // A system that failed earlier, or whose numbers are broken already, takes no steps.
-        bool broke = failed(s) != 0 || detail::broken(team, x, f, b, e, r);
-        bool done = broke;
-        for (int k = 0; !broke; ++k) {
-          if (taken >= limit) {
-            done = true;
+        detail::StageSystem sys = sv.begin(team, team.league_rank());
+        const int b = sys.begin;
+        const std::int64_t sid = sv.id(sys.slot);
+        for (int k = 0; !sys.done; ++k) {
+          if (sys.taken >= limit) {
+            sys.done = true;
             break;
           }
           if (k == max_steps)
             break;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / mass(i);
-            const double sd = c2 * detail::math_sqrt(kt / mass(i));
+          const std::int64_t step = sys.taken;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, sys.end), [&](int i) {
+            const double h = 0.5 * dt * ftm2v / sv.mass(i);
+            const double sd = c2 * detail::math_sqrt(kt / sv.mass(i));
             for (int d = 0; d < 3; ++d) {
-              v(i, d) += h * f(i, d);                                                   // B
-              x(i, d) += 0.5 * dt * v(i, d);                                            // A
-              v(i, d) = c1 * v(i, d) + sd * random_normal(seed, sid, taken, i - b, d);  // O
-              x(i, d) += 0.5 * dt * v(i, d);                                            // A
+              sv.v(i, d) += h * sv.f(i, d);                                                  // B
+              sv.x(i, d) += 0.5 * dt * sv.v(i, d);                                           // A
+              sv.v(i, d) = c1 * sv.v(i, d) + sd * random_normal(seed, sid, step, i - b, d);  // O
+              sv.x(i, d) += 0.5 * dt * sv.v(i, d);                                           // A
             }
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, atom_scratch, b, e,
-                                                      cell, r);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / mass(i);
+          sv.forces<false>(team, pot, sys);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, sys.end), [&](int i) {
+            const double h = 0.5 * dt * ftm2v / sv.mass(i);
             for (int d = 0; d < 3; ++d)
-              v(i, d) += h * f(i, d);  // B
+              sv.v(i, d) += h * sv.f(i, d);  // B
           });
-          ++taken;
-          if (detail::broken(team, x, f, b, e, r)) {
-            broke = done = true;
+          if (sv.stepped(team, sys))
             break;
-          }
         }
-        team.team_barrier();
-        if (done && !broke)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
-                                                     cell, r);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          detail::store(out, s, r, done);
-          steps(s) = taken;
-          if (broke)
-            failed(s) = 1;
-          if (done)
-            status(s) = static_cast<int>(SystemStatus::Finished);
-        });
+        sv.finish(team, pot, sys);
       });
 }
 

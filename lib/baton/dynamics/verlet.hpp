@@ -88,76 +88,39 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const double dt = params_.dt;
   const double ftm2v = params_.units.ftm2v;
   const long limit = params_.steps;
-  const auto x = batch.positions;
-  const auto v = batch.velocities;
-  const auto f = batch.forces;
-  const auto species = batch.species;
-  const auto atom_scratch = batch.atom_scratch;
-  const auto failed = batch.failed;
-  const auto cells = batch.cell;
-  const auto pbc = batch.pbc;
-  const auto mass = batch.masses;
-  const auto offset = batch.offset;
-  const auto count = batch.count;
-  const auto status = batch.status;
-  const detail::ForceOutputs out(batch);
-  const auto steps = batch.steps;
+  const detail::StageViews sv(batch);
   constexpr int active = static_cast<int>(SystemStatus::Active);
   Kokkos::parallel_for(
       "baton::dynamics::verlet", detail::system_teams(n),
       KOKKOS_LAMBDA(const detail::TeamMember& team) {
-        const int s = team.league_rank();
-        if (status(s) != active)
+        if (sv.status(team.league_rank()) != active)
           return;
-        const int b = offset(s), e = offset(s) + count(s);
-        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
-        SystemForces r;
-        r.energy = out.energy(s);
-        r.fmax = out.fmax(s);
-        std::int64_t taken = steps(s);
-        // A system that failed earlier, or whose numbers are broken already, takes no steps.
-        bool broke = failed(s) != 0 || detail::broken(team, x, f, b, e, r);
-        bool done = broke;
-        for (int k = 0; !broke; ++k) {
-          if (taken >= limit) {
-            done = true;
+        detail::StageSystem sys = sv.begin(team, team.league_rank());
+        for (int k = 0; !sys.done; ++k) {
+          if (sys.taken >= limit) {
+            sys.done = true;
             break;
           }
           if (k == max_steps)
             break;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / mass(i);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
+            const double h = 0.5 * dt * ftm2v / sv.mass(i);
             for (int d = 0; d < 3; ++d) {
-              v(i, d) += h * f(i, d);
-              x(i, d) += dt * v(i, d);
+              sv.v(i, d) += h * sv.f(i, d);
+              sv.x(i, d) += dt * sv.v(i, d);
             }
           });
           team.team_barrier();
-          detail::team_forces<detail::on_host, false>(team, pot, x, species, f, atom_scratch, b, e,
-                                                      cell, r);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / mass(i);
+          sv.forces<false>(team, pot, sys);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
+            const double h = 0.5 * dt * ftm2v / sv.mass(i);
             for (int d = 0; d < 3; ++d)
-              v(i, d) += h * f(i, d);
+              sv.v(i, d) += h * sv.f(i, d);
           });
-          ++taken;
-          if (detail::broken(team, x, f, b, e, r)) {
-            broke = done = true;
+          if (sv.stepped(team, sys))
             break;
-          }
         }
-        team.team_barrier();
-        if (done && !broke)  // once more with the virial, at the final positions
-          detail::team_forces<detail::on_host, true>(team, pot, x, species, f, atom_scratch, b, e,
-                                                     cell, r);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          detail::store(out, s, r, done);
-          steps(s) = taken;
-          if (broke)
-            failed(s) = 1;
-          if (done)
-            status(s) = static_cast<int>(SystemStatus::Finished);
-        });
+        sv.finish(team, pot, sys);
       });
 }
 

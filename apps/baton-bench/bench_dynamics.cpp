@@ -64,16 +64,17 @@ long total_steps(const bd::SystemsBatch& batch) {
   return sum;
 }
 
-// Median seconds of `work` (given a fresh batch of `systems`) over the repeats, after a warm-up;
-// `steps` gets the batch's total steps of the last repeat.
-double time_baton(const Settings& settings, const std::vector<bd::HostSystem>& systems,
-                  const std::function<void(bd::SystemsBatch&)>& work, long& steps) {
+// Median seconds over the repeats (after a warm-up) of `stage` taking a fresh batch of `systems`
+// in and advancing them by up to `max_steps`; `steps` gets the batch's total steps of the last.
+double time_stage(const Settings& settings, baton::pipeline::Stage& stage,
+                  const std::vector<bd::HostSystem>& systems, int max_steps, long& steps) {
   std::vector<double> seconds;
   for (int r = 0; r < settings.repeats + 1; ++r) {
     bd::SystemsBatch batch = load(systems);
     Kokkos::fence();
     const double start = MPI_Wtime();
-    work(batch);
+    stage.enter(batch, 0, batch.num_systems());
+    stage.advance(batch, max_steps);
     Kokkos::fence();
     if (r > 0)
       seconds.push_back(MPI_Wtime() - start);
@@ -160,8 +161,8 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   const bool have_eam = access(eam_file, R_OK) == 0;
   std::string dir;
   if (comm.rank() == 0 && lammps.found()) {
-    char name[] = "/tmp/baton-bench-XXXXXX";
-    if (mkdtemp(name))
+    std::string name = (std::filesystem::temp_directory_path() / "baton-bench-XXXXXX").string();
+    if (mkdtemp(name.data()))  // a fresh directory of our own for LAMMPS' files
       dir = name;
   }
   const bool with_lammps = !dir.empty();
@@ -198,13 +199,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   });
   bd::FireStage fire(lj3);
   long fire_steps = 0;
-  const double fire_s = time_baton(
-      settings, clusters,
-      [&](bd::SystemsBatch& b) {
-        fire.enter(b, 0, b.num_systems());
-        fire.advance(b, 1 << 30);
-      },
-      fire_steps);
+  const double fire_s = time_stage(settings, fire, clusters, 1 << 30, fire_steps);
   print_row(comm, settings, "fire_lj55", "mean_steps", fire_steps / 200.0, 0);
   print_row(comm, settings, "fire_lj55", "atom_steps_per_s", 55.0 * fire_steps / fire_s,
             fire_lammps);
@@ -219,13 +214,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   });
   bd::VerletStage lj55_nve(lj3, nve);
   long nve_steps = 0;
-  const double nve_s = time_baton(
-      settings, clusters,
-      [&](bd::SystemsBatch& b) {
-        lj55_nve.enter(b, 0, b.num_systems());
-        lj55_nve.advance(b, 200);
-      },
-      nve_steps);
+  const double nve_s = time_stage(settings, lj55_nve, clusters, 200, nve_steps);
   print_row(comm, settings, "nve_lj55", "atom_steps_per_s", 55.0 * nve_steps / nve_s, nve_lammps);
 
   // Periodic: the LJ liquid of bench/in.lj, 4000 atoms.
@@ -247,13 +236,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     });
     bd::VerletStage stage(lj, p);
     long steps = 0;
-    const double s = time_baton(
-        settings, {liquid},
-        [&](bd::SystemsBatch& b) {
-          stage.enter(b, 0, 1);
-          stage.advance(b, 100);
-        },
-        steps);
+    const double s = time_stage(settings, stage, {liquid}, 100, steps);
     print_row(comm, settings, "nve_lj_liquid", "atom_steps_per_s", 4000.0 * steps / s, rate_lammps);
   }
 
@@ -280,13 +263,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     });
     bd::VerletStage stage(eam, p);
     long steps = 0;
-    const double s = time_baton(
-        settings, {crystal},
-        [&](bd::SystemsBatch& b) {
-          stage.enter(b, 0, 1);
-          stage.advance(b, 100);
-        },
-        steps);
+    const double s = time_stage(settings, stage, {crystal}, 100, steps);
     print_row(comm, settings, "nve_cu_eam", "atom_steps_per_s", 864.0 * steps / s, crystal_lammps);
 
     std::vector<bd::HostSystem> cells;
@@ -304,13 +281,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
       return 256.0 * 108 * 100 / r.wall_seconds;
     });
     long batch_steps = 0;
-    const double batch_s = time_baton(
-        settings, cells,
-        [&](bd::SystemsBatch& b) {
-          stage.enter(b, 0, b.num_systems());
-          stage.advance(b, 100);
-        },
-        batch_steps);
+    const double batch_s = time_stage(settings, stage, cells, 100, batch_steps);
     print_row(comm, settings, "nve_cu108x256", "atom_steps_per_s", 108.0 * batch_steps / batch_s,
               cells_lammps);
   } else if (comm.rank() == 0 && !settings.json) {

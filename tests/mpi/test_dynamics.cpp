@@ -90,6 +90,22 @@ double energy_at(const P& potential, bd::HostSystem s, const std::vector<double>
   return b.systems()[0].energy;
 }
 
+// dE/de_dd: the energy's central difference under a uniform stretch of axis d (positions and cell
+// together), which is minus the virial's dd component.
+template <class P>
+double stretch_derivative(const P& potential, const bd::HostSystem& s, std::size_t d) {
+  const auto stretched = [&](double eps) {
+    bd::HostSystem t = s;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      t.positions[3 * i + d] *= 1 + eps;
+    for (std::size_t r = 0; r < 3; ++r)
+      t.cell[3 * r + d] *= 1 + eps;
+    return energy_at(potential, t, t.positions);
+  };
+  const double h = 1e-6;
+  return (stretched(h) - stretched(-h)) / (2 * h);
+}
+
 std::vector<double> virial_of(const Batch& b, int slot) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.virial);
   return {&h(slot, 0), &h(slot, 0) + 6};
@@ -673,16 +689,7 @@ TEST_CASE("periodic cells: minimum images, forces, virial, and cells too small f
     for (std::size_t d = 0; d < 3; ++d) {
       if (!c.pbc[d])
         continue;
-      const auto stretched = [&](double eps) {
-        bd::HostSystem t = s;
-        for (std::size_t i = 0; i < t.size(); ++i)
-          t.positions[3 * i + d] *= 1 + eps;
-        for (std::size_t r = 0; r < 3; ++r)
-          t.cell[3 * r + d] *= 1 + eps;
-        return energy_at(lj, t, t.positions);
-      };
-      const double h = 1e-6;
-      const double derivative = (stretched(h) - stretched(-h)) / (2 * h);
+      const double derivative = stretch_derivative(lj, s, d);
       CAPTURE(d);
       CHECK(std::abs(w[d] + derivative) < 1e-5 * std::max(1.0, std::abs(w[d])));
     }
@@ -901,21 +908,12 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
     }
     const auto w = virial_of(b, 0);
     for (std::size_t d = 0; d < 3; ++d) {
-      const auto stretched = [&](double eps) {
-        bd::HostSystem t = crystal;
-        for (std::size_t i = 0; i < t.size(); ++i)
-          t.positions[3 * i + d] *= 1 + eps;
-        for (std::size_t r = 0; r < 3; ++r)
-          t.cell[3 * r + d] *= 1 + eps;
-        return energy_at(eam, t, t.positions);
-      };
-      const double h = 1e-6;
       CAPTURE(d);
       // Cu_u3's tables drop to zero at the cutoff with a kink (one spacing before it phi is 7e-8 eV
       // and rho 3e-7), where LAMMPS' spline is not smooth: pairs near the cutoff skew the central
       // difference a little. Cu_mishin1 goes to zero smoothly.
       const double tolerance = file == funcfl ? 1e-4 : 1e-5;
-      CHECK(std::abs(w[d] + (stretched(h) - stretched(-h)) / (2 * h)) <
+      CHECK(std::abs(w[d] + stretch_derivative(eam, crystal, d)) <
             tolerance * std::max(1.0, std::abs(w[d])));
     }
     Batch all({crystal});

@@ -6,9 +6,12 @@
 //   fire_lj55     200 perturbed LJ55 clusters relaxed with FIRE (LAMMPS: all in one open box, one
 //                 minimisation of the lot, min_style fire, ftol 1e-6)
 //   nve_lj55      the same clusters, 200 NVE steps (dt 0.005, from T = 0.1)
-//   nve_lj_liquid LAMMPS' bench/in.lj at 4000 atoms: fcc at density 0.8442, rc 2.5, T 1.44, 100
-//   steps nve_cu_eam    Cu fcc, 864 atoms, Cu_u3.eam, 300 K, dt 1 fs, 100 steps nve_cu108x256 256
-//   jittered Cu cells of 108 atoms, 100 NVE steps each: Baton runs them as one
+//   nve_lj_liquid LAMMPS' bench/in.lj: 32,000 atoms, fcc at density 0.8442, rc 2.5, skin 0.3,
+//   T 1.44,
+//                 100 steps
+//   nve_cu_eam    LAMMPS' bench/in.eam: Cu fcc, 32,000 atoms, Cu_u3.eam, skin 1 A, 300 K (here with
+//                 5% jitter), dt 1 fs, 100 steps
+//   nve_cu108x256 256 jittered Cu cells of 108 atoms, 100 NVE steps each: Baton runs them as one
 //                 batch; LAMMPS one after another in one process (its whole run, reading included)
 #include <mpi.h>
 #include <unistd.h>
@@ -81,6 +84,12 @@ double time_stage(const Settings& settings, baton::pipeline::Stage& stage,
     steps = total_steps(batch);
   }
   return median(seconds);
+}
+
+/// Neighbour lists the stage built per run of time_stage (each run starts from a fresh batch).
+template <class Stage>
+double list_builds(const Settings& settings, const Stage& stage) {
+  return static_cast<double>(stage.neighbour_lists().builds()) / (settings.repeats + 1);
 }
 
 void print_row(const baton::Communicator& comm, const Settings& settings, const std::string& op,
@@ -217,7 +226,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   const double nve_s = time_stage(settings, lj55_nve, clusters, 200, nve_steps);
   print_row(comm, settings, "nve_lj55", "atom_steps_per_s", 55.0 * nve_steps / nve_s, nve_lammps);
 
-  // Periodic: the LJ liquid of bench/in.lj, 4000 atoms.
+  // Periodic: the LJ liquid of bench/in.lj, 32,000 atoms.
   {
     bd::LennardJones lj;
     lj.cutoff = 2.5;
@@ -225,7 +234,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     bd::VerletParams p;
     p.steps = 100;
     const bd::HostSystem liquid = with_velocities(
-        bd::fcc_crystal({10, 10, 10}, std::cbrt(4 / 0.8442), "Ar", 1), 1.44, bd::Units::lj());
+        bd::fcc_crystal({20, 20, 20}, std::cbrt(4 / 0.8442), "Ar", 1), 1.44, bd::Units::lj());
     const double rate_lammps = on_lammps([&] {
       bd::write_lammps_data(dir + "/liquid.data", liquid);
       return lammps_rate(
@@ -237,16 +246,19 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     bd::VerletStage stage(lj, p);
     long steps = 0;
     const double s = time_stage(settings, stage, {liquid}, 100, steps);
-    print_row(comm, settings, "nve_lj_liquid", "atom_steps_per_s", 4000.0 * steps / s, rate_lammps);
+    print_row(comm, settings, "nve_lj_liquid", "atom_steps_per_s", 32000.0 * steps / s,
+              rate_lammps);
+    print_row(comm, settings, "nve_lj_liquid", "list_builds", list_builds(settings, stage), 0);
   }
 
-  // Copper with EAM: one crystal of 864 atoms, and 256 cells of 108 atoms.
+  // Copper with EAM: one crystal of 32,000 atoms, and 256 cells of 108 atoms.
   if (have_eam) {
     const bd::Eam eam(eam_file);
     bd::VerletParams p;
     p.units = bd::Units::metal();
     p.dt = 0.001;
     p.steps = 100;
+    p.neighbours.skin = 1.0;  // bench/in.eam's
     const std::string eam_setup = "units metal\natom_style atomic\n";
     const std::string eam_run = "pair_style eam\npair_coeff 1 1 " + std::string(eam_file) +
                                 "\nneighbor 1.0 bin\nfix 1 all nve\ntimestep 0.001\nrun 100\n";
@@ -255,7 +267,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
       s.masses.assign(s.size(), eam.mass("Cu"));
       return with_velocities(s, 300, p.units);
     };
-    const bd::HostSystem crystal = copper(6, 1);
+    const bd::HostSystem crystal = copper(20, 1);
     const double crystal_lammps = on_lammps([&] {
       bd::write_lammps_data(dir + "/cu.data", crystal);
       return lammps_rate(
@@ -264,7 +276,9 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     bd::VerletStage stage(eam, p);
     long steps = 0;
     const double s = time_stage(settings, stage, {crystal}, 100, steps);
-    print_row(comm, settings, "nve_cu_eam", "atom_steps_per_s", 864.0 * steps / s, crystal_lammps);
+    print_row(comm, settings, "nve_cu_eam", "atom_steps_per_s", 32000.0 * steps / s,
+              crystal_lammps);
+    print_row(comm, settings, "nve_cu_eam", "list_builds", list_builds(settings, stage), 0);
 
     std::vector<bd::HostSystem> cells;
     for (int k = 0; k < 256; ++k)

@@ -76,25 +76,17 @@ class Eam {
                            nrho, rhomax, fp);
     }
 
-    /// Forces on atoms [begin, end) of one system, as the pair loop does them (potential.hpp):
-    /// densities into scratch(i, 0), then F'(rho) into scratch(i, 1), then the forces. HalfPairs:
-    /// one thread, pairs i < j once; otherwise the team's threads share the atoms i and loop over
-    /// all j (no atomics), the virial taking six more passes.
-    template <bool HalfPairs, bool Virial, bool Periodic>
+    /// Forces on atoms [begin, end) of one system over `pairs` (each with its displacement), as
+    /// the pair loop does them (potential.hpp): densities into scratch(i, 0), then F'(rho) into
+    /// scratch(i, 1), then the forces. HalfPairs: one thread, pairs i < j once; otherwise the
+    /// team's threads share the atoms i and loop over all their j (no atomics), the virial taking
+    /// six more passes.
+    template <bool HalfPairs, bool Virial, class Pairs>
     KOKKOS_INLINE_FUNCTION void team_forces(const detail::TeamMember& team,
-                                            const detail::Positions& x,
                                             const detail::SpeciesView& species,
                                             const detail::Positions& f,
-                                            const detail::AtomScratch& scratch, int begin, int end,
-                                            const CellImage& cell, SystemForces& out) const {
-      // The displacement x_i - x_j (its minimum image) and r^2.
-      const auto apart = [&](int i, int j, double* d) {
-        for (int k = 0; k < 3; ++k)
-          d[k] = x(i, k) - x(j, k);
-        if constexpr (Periodic)
-          cell.minimum_image(d[0], d[1], d[2]);
-        return d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-      };
+                                            const detail::AtomScratch& scratch, const Pairs& pairs,
+                                            int begin, int end, SystemForces& out) const {
       // -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi.
       const auto pair_force = [&](int i, int j, double r, double& phi) {
         const int a = element_of(species(i)), b = element_of(species(j));
@@ -114,16 +106,15 @@ class Eam {
           scratch(i, 0) = 0;
         for (int i = begin; i < end; ++i) {
           const int a = element_of(species(i));
-          for (int j = i + 1; j < end; ++j) {
-            double d[3];
-            const double r2 = apart(i, j, d);
+          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+            const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2) {
               const double r = detail::math_sqrt(r2);
               double unused = 0;
               scratch(i, 0) += density(element_of(species(j)), r, unused);
               scratch(j, 0) += density(a, r, unused);
             }
-          }
+          });
         }
         for (int i = begin; i < end; ++i) {
           double fp = 0;
@@ -133,9 +124,9 @@ class Eam {
         }
         for (int i = begin; i < end; ++i) {
           double fx = 0, fy = 0, fz = 0;
-          for (int j = i + 1; j < end; ++j) {
-            double d[3];
-            const double r2 = apart(i, j, d);
+          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+            const double d[3] = {dx, dy, dz};
+            const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2) {
               double phi = 0;
               const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
@@ -149,7 +140,7 @@ class Eam {
               if constexpr (Virial)
                 detail::add_pair_virial(w, s, d[0], d[1], d[2]);
             }
-          }
+          });
           f(i, 0) += fx;
           f(i, 1) += fy;
           f(i, 2) += fz;
@@ -157,12 +148,11 @@ class Eam {
       } else {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
           double rho = 0, unused = 0;
-          for (int j = begin; j < end; ++j) {
-            double d[3];
-            const double r2 = apart(i, j, d);
-            if (j != i && r2 < rc2)
+          pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2)
               rho += density(element_of(species(j)), detail::math_sqrt(r2), unused);
-          }
+          });
           scratch(i, 0) = rho;
         });
         team.team_barrier();
@@ -175,17 +165,17 @@ class Eam {
         team.team_barrier();
         e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
                double fi[3] = {0, 0, 0}, ei = 0;
-               for (int j = begin; j < end; ++j) {
-                 double d[3];
-                 const double r2 = apart(i, j, d);
-                 if (j != i && r2 < rc2) {
+               pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+                 const double d[3] = {dx, dy, dz};
+                 const double r2 = dx * dx + dy * dy + dz * dz;
+                 if (r2 < rc2) {
                    double phi = 0;
                    const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
                    ei += phi;
                    for (int k = 0; k < 3; ++k)
                      fi[k] += s * d[k];
                  }
-               }
+               });
                for (int k = 0; k < 3; ++k)
                  f(i, k) = fi[k];
                return ei;
@@ -196,14 +186,14 @@ class Eam {
             const int q = c < 3 ? c : (c == 3 ? 1 : 2);
             w[c] = 0.5 * detail::team_sum(team, begin, end, [&](int i) {
                      double wi = 0;
-                     for (int j = begin; j < end; ++j) {
-                       double d[3];
-                       const double r2 = apart(i, j, d);
-                       if (j != i && r2 < rc2) {
+                     pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+                       const double d[3] = {dx, dy, dz};
+                       const double r2 = dx * dx + dy * dy + dz * dz;
+                       if (r2 < rc2) {
                          double phi = 0;
                          wi += pair_force(i, j, detail::math_sqrt(r2), phi) * d[p] * d[q];
                        }
-                     }
+                     });
                      return wi;
                    });
           }

@@ -19,6 +19,7 @@ void validate(const FireParams& p) {
           "positive and finite");
   require(who, "max_steps", p.max_steps, p.max_steps >= 0, ">= 0");
   validate(p.units);
+  validate(p.neighbours);
 }
 
 template class FireStage<LennardJones>;

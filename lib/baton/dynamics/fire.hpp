@@ -22,18 +22,19 @@ namespace baton::dynamics {
 /// Bitzek et al.'s (n_min, f_inc, f_dec, alpha_start, f_alpha); dt was tuned on perturbed LJ13 and
 /// LJ55 (dt_max is rarely reached there).
 struct FireParams {
-  double fmax = 1e-6;          ///< converged when the largest atom force norm is at most this
-  double dt = 0.05;            ///< initial time step
-  double dt_max = 0.1;         ///< largest time step
-  int n_min = 5;               ///< steps with P = F.v >= 0 before dt may grow
-  double f_inc = 1.1;          ///< dt growth factor
-  double f_dec = 0.5;          ///< dt shrink factor when P < 0
-  double alpha_start = 0.1;    ///< initial velocity-mixing coefficient
-  double f_alpha = 0.99;       ///< alpha decay factor
-  double max_step = 0.1;       ///< largest atom displacement per step (sigma)
-  bool half_step_back = true;  ///< when P < 0, first move back half a step (FIRE 2.0)
-  long max_steps = 100000;     ///< a system that has not converged after this many steps stops
-  Units units = Units::lj();   ///< the unit system of the potential and the masses
+  double fmax = 1e-6;            ///< converged when the largest atom force norm is at most this
+  double dt = 0.05;              ///< initial time step
+  double dt_max = 0.1;           ///< largest time step
+  int n_min = 5;                 ///< steps with P = F.v >= 0 before dt may grow
+  double f_inc = 1.1;            ///< dt growth factor
+  double f_dec = 0.5;            ///< dt shrink factor when P < 0
+  double alpha_start = 0.1;      ///< initial velocity-mixing coefficient
+  double f_alpha = 0.99;         ///< alpha decay factor
+  double max_step = 0.1;         ///< largest atom displacement per step (sigma)
+  bool half_step_back = true;    ///< when P < 0, first move back half a step (FIRE 2.0)
+  long max_steps = 100000;       ///< a system that has not converged after this many steps stops
+  Units units = Units::lj();     ///< the unit system of the potential and the masses
+  NeighbourSettings neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -57,6 +58,8 @@ class FireStage : public pipeline::Stage {
 
   const Potential& potential() const noexcept { return potential_; }
   const FireParams& params() const noexcept { return params_; }
+  /// The neighbour lists the stage keeps (builds(), capacity()).
+  const NeighbourLists& neighbour_lists() const noexcept { return lists_; }
 
   /// Typical steps to fmax 1e-6 for perturbed LJ13 / LJ55 with the default parameters.
   static constexpr double typical_fire_steps = 200;
@@ -64,13 +67,14 @@ class FireStage : public pipeline::Stage {
  private:
   Potential potential_;
   FireParams params_;
+  NeighbourLists lists_;
 };
 
 // Implementation.
 
 template <class Potential>
 FireStage<Potential>::FireStage(Potential potential, FireParams params)
-    : potential_(std::move(potential)), params_(params) {
+    : potential_(std::move(potential)), params_(params), lists_(params_.neighbours) {
   (void)potential_.kernel();  // checks the potential's parameters
   validate(params_);
 }
@@ -93,7 +97,7 @@ void FireStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offset(s), offset(s) + count(s)),
                              [&](int i) { v(i, 0) = v(i, 1) = v(i, 2) = 0; });
       });
-  compute_forces(potential_, batch, first, n);
+  compute_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
@@ -105,91 +109,94 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const auto pot = potential_.kernel();
   const FireParams p = params_;
   const double ftm2v = params_.units.ftm2v;
-  const detail::StageViews sv(batch);
   const auto scratch = batch.scratch;
   constexpr int active = static_cast<int>(SystemStatus::Active);
-  Kokkos::parallel_for(
-      "baton::dynamics::fire", detail::system_teams(n),
-      KOKKOS_LAMBDA(const detail::TeamMember& team) {
-        const int s = team.league_rank();
-        if (sv.status(s) != active)
-          return;
-        detail::StageSystem sys = sv.begin(team, s);
-        const int b = sys.begin, e = sys.end;
-        double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
-        if (dt == 0) {  // first step of this system here
-          dt = p.dt;
-          alpha = p.alpha_start;
-          n_pos = 0;
-        }
-        for (int k = 0; !sys.done; ++k) {
-          if (sys.r.fmax <= p.fmax || sys.taken >= p.max_steps) {
-            sys.done = true;
-            break;
-          }
-          if (k == max_steps)
-            break;
-          // FIRE: P = F.v decides between mixing v towards F (and speeding up) and a restart.
-          const double power = detail::team_sum(team, b, e, [&](int i) {
-            return sv.f(i, 0) * sv.v(i, 0) + sv.f(i, 1) * sv.v(i, 1) + sv.f(i, 2) * sv.v(i, 2);
-          });
-          double keep = 0, mix = 0;
-          if (power >= 0) {
-            const double v2 = detail::team_sum(team, b, e, [&](int i) {
-              return sv.v(i, 0) * sv.v(i, 0) + sv.v(i, 1) * sv.v(i, 1) + sv.v(i, 2) * sv.v(i, 2);
-            });
-            const double f2 = detail::team_sum(team, b, e, [&](int i) {
-              return sv.f(i, 0) * sv.f(i, 0) + sv.f(i, 1) * sv.f(i, 1) + sv.f(i, 2) * sv.f(i, 2);
-            });
-            keep = 1 - alpha;
-            mix = alpha * detail::math_sqrt(v2 / f2);
-            if (n_pos > p.n_min) {
-              dt = dt * p.f_inc < p.dt_max ? dt * p.f_inc : p.dt_max;
-              alpha *= p.f_alpha;
-            }
-            n_pos += 1;
-          } else {
-            if (p.half_step_back) {  // FIRE 2.0: undo half of the last move uphill
-              const double back = 0.5 * dt;
-              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-                for (int d = 0; d < 3; ++d)
-                  sv.x(i, d) -= back * sv.v(i, d);
-              });
-            }
-            dt *= p.f_dec;
+  lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
+  do {  // again for the rest of the steps when a neighbour list had to grow
+    const detail::StageViews sv(batch, lists_);
+    Kokkos::parallel_for(
+        "baton::dynamics::fire", detail::system_teams(n),
+        KOKKOS_LAMBDA(const detail::TeamMember& team) {
+          const int s = team.league_rank();
+          if (sv.status(s) != active)
+            return;
+          detail::StageSystem sys = sv.begin(team, s);
+          const int b = sys.begin, e = sys.end;
+          double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
+          if (dt == 0) {  // first step of this system here
+            dt = p.dt;
             alpha = p.alpha_start;
             n_pos = 0;
           }
-          // Semi-implicit Euler step, no atom moving more than max_step.
-          const double step_dt = dt;
-          const double v2max = detail::team_max(team, b, e, [&](int i) {
-            const double im = step_dt * ftm2v / sv.mass(i);
-            double v2i = 0;
-            for (int d = 0; d < 3; ++d) {
-              sv.v(i, d) = keep * sv.v(i, d) + mix * sv.f(i, d) + im * sv.f(i, d);
-              v2i += sv.v(i, d) * sv.v(i, d);
+          while (!sys.done) {
+            if (sys.r.fmax <= p.fmax || sys.taken >= p.max_steps) {
+              sys.done = true;
+              break;
             }
-            return v2i;
+            if (sv.call_over(sys, max_steps))
+              break;
+            // FIRE: P = F.v decides between mixing v towards F (and speeding up) and a restart.
+            const double power = detail::team_sum(team, b, e, [&](int i) {
+              return sv.f(i, 0) * sv.v(i, 0) + sv.f(i, 1) * sv.v(i, 1) + sv.f(i, 2) * sv.v(i, 2);
+            });
+            double keep = 0, mix = 0;
+            if (power >= 0) {
+              const double v2 = detail::team_sum(team, b, e, [&](int i) {
+                return sv.v(i, 0) * sv.v(i, 0) + sv.v(i, 1) * sv.v(i, 1) + sv.v(i, 2) * sv.v(i, 2);
+              });
+              const double f2 = detail::team_sum(team, b, e, [&](int i) {
+                return sv.f(i, 0) * sv.f(i, 0) + sv.f(i, 1) * sv.f(i, 1) + sv.f(i, 2) * sv.f(i, 2);
+              });
+              keep = 1 - alpha;
+              mix = alpha * detail::math_sqrt(v2 / f2);
+              if (n_pos > p.n_min) {
+                dt = dt * p.f_inc < p.dt_max ? dt * p.f_inc : p.dt_max;
+                alpha *= p.f_alpha;
+              }
+              n_pos += 1;
+            } else {
+              if (p.half_step_back) {  // FIRE 2.0: undo half of the last move uphill
+                const double back = 0.5 * dt;
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
+                  for (int d = 0; d < 3; ++d)
+                    sv.x(i, d) -= back * sv.v(i, d);
+                });
+              }
+              dt *= p.f_dec;
+              alpha = p.alpha_start;
+              n_pos = 0;
+            }
+            // Semi-implicit Euler step, no atom moving more than max_step.
+            const double step_dt = dt;
+            const double v2max = detail::team_max(team, b, e, [&](int i) {
+              const double im = step_dt * ftm2v / sv.mass(i);
+              double v2i = 0;
+              for (int d = 0; d < 3; ++d) {
+                sv.v(i, d) = keep * sv.v(i, d) + mix * sv.f(i, d) + im * sv.f(i, d);
+                v2i += sv.v(i, d) * sv.v(i, d);
+              }
+              return v2i;
+            });
+            const double vmax = detail::math_sqrt(v2max);
+            const double move = dt * vmax > p.max_step ? p.max_step / vmax : dt;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
+              sv.x(i, 0) += move * sv.v(i, 0);
+              sv.x(i, 1) += move * sv.v(i, 1);
+              sv.x(i, 2) += move * sv.v(i, 2);
+            });
+            team.team_barrier();
+            sv.forces<false>(team, pot, sys);
+            if (sv.stepped(team, sys))
+              break;
+          }
+          Kokkos::single(Kokkos::PerTeam(team), [&]() {
+            scratch(s, 0) = dt;
+            scratch(s, 1) = alpha;
+            scratch(s, 2) = n_pos;
           });
-          const double vmax = detail::math_sqrt(v2max);
-          const double move = dt * vmax > p.max_step ? p.max_step / vmax : dt;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-            sv.x(i, 0) += move * sv.v(i, 0);
-            sv.x(i, 1) += move * sv.v(i, 1);
-            sv.x(i, 2) += move * sv.v(i, 2);
-          });
-          team.team_barrier();
-          sv.forces<false>(team, pot, sys);
-          if (sv.stepped(team, sys))
-            break;
-        }
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          scratch(s, 0) = dt;
-          scratch(s, 1) = alpha;
-          scratch(s, 2) = n_pos;
+          sv.finish(team, pot, sys);
         });
-        sv.finish(team, pot, sys);
-      });
+  } while (lists_.grow());
 }
 
 extern template class FireStage<LennardJones>;

@@ -9,6 +9,7 @@
 #include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/checks.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
+#include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/runtime/error.hpp"
 
@@ -45,8 +46,10 @@ struct StageSystem {
   CellImage cell;
   SystemForces r;
   std::int64_t taken = 0;
-  bool broke = false;  ///< its numbers broke (now or in an earlier stage): failed
-  bool done = false;   ///< finished in this stage
+  std::int64_t call_first = 0;  ///< its steps when the stage call began
+  bool broke = false;           ///< its numbers broke (now or in an earlier stage): failed
+  bool done = false;            ///< finished in this stage
+  bool list_full = false;       ///< its neighbour list must grow before it goes on
 };
 
 /// What the integrators' kernels read and write of the batch, and the steps every integrator
@@ -60,8 +63,9 @@ struct StageViews {
   SystemsBatch::view<double* [9]> cell;
   SystemsBatch::view<std::int64_t*> id, steps;
   ForceOutputs out;
+  NeighbourData lists;
 
-  explicit StageViews(const SystemsBatch& b)
+  StageViews(const SystemsBatch& b, const NeighbourLists& l)
       : x(b.positions),
         v(b.velocities),
         f(b.forces),
@@ -76,7 +80,8 @@ struct StageViews {
         cell(b.cell),
         id(b.id),
         steps(b.steps),
-        out(b) {}
+        out(b),
+        lists(l.data()) {}
 
   /// Slot s as the last call left it. A system that failed earlier, or whose numbers are broken
   /// already, is done and takes no steps.
@@ -89,23 +94,31 @@ struct StageViews {
     sys.r.energy = out.energy(s);
     sys.r.fmax = out.fmax(s);
     sys.taken = steps(s);
+    sys.call_first = lists.call_first(s);
     sys.broke = sys.done = failed(s) != 0 || broken(team, x, f, sys.begin, sys.end, sys.r);
     return sys;
+  }
+
+  /// True when the system took this call's `max_steps` steps.
+  KOKKOS_INLINE_FUNCTION bool call_over(const StageSystem& sys, int max_steps) const {
+    return sys.taken - sys.call_first >= max_steps;
   }
 
   /// Forces, energy and fmax (and the virial when Virial) at the current positions.
   template <bool Virial, class K>
   KOKKOS_INLINE_FUNCTION void forces(const TeamMember& team, const K& pot, StageSystem& sys) const {
-    team_forces<on_host, Virial>(team, pot, x, species, f, atom_scratch, sys.begin, sys.end,
-                                 sys.cell, sys.r);
+    if (!system_forces<on_host, Virial>(team, pot, lists, sys.slot, id(sys.slot), x, species, f,
+                                        atom_scratch, sys.begin, sys.end, sys.cell, sys.r))
+      sys.list_full = true;
   }
 
-  /// Counts a step; a system whose numbers broke is done (and failed). True when it broke.
+  /// Counts a step; a system whose numbers broke is done (and failed). True when the system
+  /// stops for this call: it broke, or its neighbour list must grow first.
   KOKKOS_INLINE_FUNCTION bool stepped(const TeamMember& team, StageSystem& sys) const {
     ++sys.taken;
     if (broken(team, x, f, sys.begin, sys.end, sys.r))
       sys.broke = sys.done = true;
-    return sys.broke;
+    return sys.broke || sys.list_full;
   }
 
   /// Ends the call for this system: when it is done (and not broken), the virial at the final
@@ -127,7 +140,8 @@ struct StageViews {
 };
 
 template <bool HalfPairs, class K>
-void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
+void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
+                   const NeighbourData& lists) {
   const auto x = batch.positions;
   const auto f = batch.forces;
   const auto species = batch.species;
@@ -137,6 +151,7 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
   const auto status = batch.status;
   const auto cells = batch.cell;
   const auto pbc = batch.pbc;
+  const auto id = batch.id;
   const ForceOutputs out(batch);
   Kokkos::parallel_for(
       "baton::dynamics::forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
@@ -145,16 +160,17 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n) {
           return;
         SystemForces r;
         const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
-        team_forces<HalfPairs, true>(team, pot, x, species, f, scratch, offset(s),
-                                     offset(s) + count(s), cell, r);
+        system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f, scratch,
+                                       offset(s), offset(s) + count(s), cell, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { store(out, s, r, true); });
       });
 }
 
-/// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too).
+/// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too)
+/// and the neighbour lists given (`skin`: theirs).
 template <class P = LennardJones>
 void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
-                    bool half_pairs) {
+                    bool half_pairs, NeighbourLists& lists, double skin) {
   const auto pot = potential.kernel();
   check_slots("compute_forces", batch, first_slot, n_slots);
   if (n_slots == 0)
@@ -162,10 +178,20 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
   check_cutoff(batch, first_slot, n_slots, pot.cutoff_squared());
   if (half_pairs && !on_host)
     throw Error("baton::dynamics::compute_forces: the half-pair loop runs on host spaces only");
-  if (half_pairs)
-    launch_forces<on_host>(pot, batch, first_slot, n_slots);  // never instantiated on GPUs
-  else
-    launch_forces<false>(pot, batch, first_slot, n_slots);
+  lists.prepare(batch, pot.cutoff_squared(), skin);
+  do {  // again, with lists that fit, when one did not (forces are recomputed in full)
+    if (half_pairs)
+      launch_forces<on_host>(pot, batch, first_slot, n_slots, lists.data());  // host only
+    else
+      launch_forces<false>(pot, batch, first_slot, n_slots, lists.data());
+  } while (lists.grow());
+}
+
+template <class P = LennardJones>
+void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+                    bool half_pairs) {
+  NeighbourLists lists{NeighbourSettings{}};
+  compute_forces(potential, batch, first_slot, n_slots, half_pairs, lists, 0.0);
 }
 
 }  // namespace detail
@@ -176,6 +202,13 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
 template <class P = LennardJones>
 void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots) {
   detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host);
+}
+
+/// compute_forces with a stage's neighbour lists (kept for its next calls) and skin.
+template <class P = LennardJones>
+void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+                    NeighbourLists& lists, double skin) {
+  detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host, lists, skin);
 }
 
 }  // namespace baton::dynamics

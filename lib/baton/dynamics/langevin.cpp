@@ -14,6 +14,7 @@ void validate(const LangevinParams& p) {
   require(who, "friction", p.friction, p.friction > 0 && std::isfinite(p.friction),
           "positive and finite");
   validate(p.units);
+  validate(p.neighbours);
 }
 
 template class LangevinStage<LennardJones>;

@@ -22,12 +22,13 @@ namespace baton::dynamics {
 
 /// Langevin parameters, in the units of `units` (defaults for Lennard-Jones units).
 struct LangevinParams {
-  double dt = 0.005;          ///< time step
-  long steps = 1000;          ///< steps per system
-  double temperature = 0.1;   ///< bath temperature
-  double friction = 1.0;      ///< gamma, in 1 / time
-  std::uint64_t seed = 1;     ///< noise seed
-  Units units = Units::lj();  ///< the unit system of the potential, masses and temperature
+  double dt = 0.005;             ///< time step
+  long steps = 1000;             ///< steps per system
+  double temperature = 0.1;      ///< bath temperature
+  double friction = 1.0;         ///< gamma, in 1 / time
+  std::uint64_t seed = 1;        ///< noise seed
+  Units units = Units::lj();     ///< the unit system of the potential, masses and temperature
+  NeighbourSettings neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -49,17 +50,20 @@ class LangevinStage : public pipeline::Stage {
 
   const Potential& potential() const noexcept { return potential_; }
   const LangevinParams& params() const noexcept { return params_; }
+  /// The neighbour lists the stage keeps (builds(), capacity()).
+  const NeighbourLists& neighbour_lists() const noexcept { return lists_; }
 
  private:
   Potential potential_;
   LangevinParams params_;
+  NeighbourLists lists_;
 };
 
 // Implementation.
 
 template <class Potential>
 LangevinStage<Potential>::LangevinStage(Potential potential, LangevinParams params)
-    : potential_(std::move(potential)), params_(params) {
+    : potential_(std::move(potential)), params_(params), lists_(params_.neighbours) {
   (void)potential_.kernel();  // checks the potential's parameters
   validate(params_);
 }
@@ -67,7 +71,7 @@ LangevinStage<Potential>::LangevinStage(Potential potential, LangevinParams para
 template <class Potential>
 void LangevinStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
   detail::check_slots("LangevinStage::enter", batch, first, n);
-  compute_forces(potential_, batch, first, n);
+  compute_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
@@ -84,46 +88,49 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const std::uint64_t seed = params_.seed;
   const double c1 = std::exp(-params_.friction * dt);  // O step: v <- c1 v + c2 sqrt(kT/m) xi
   const double c2 = std::sqrt(1 - c1 * c1);
-  const detail::StageViews sv(batch);
   constexpr int active = static_cast<int>(SystemStatus::Active);
-  Kokkos::parallel_for(
-      "baton::dynamics::langevin", detail::system_teams(n),
-      KOKKOS_LAMBDA(const detail::TeamMember& team) {
-        if (sv.status(team.league_rank()) != active)
-          return;
-        detail::StageSystem sys = sv.begin(team, team.league_rank());
-        const int b = sys.begin;
-        const std::int64_t sid = sv.id(sys.slot);
-        for (int k = 0; !sys.done; ++k) {
-          if (sys.taken >= limit) {
-            sys.done = true;
-            break;
-          }
-          if (k == max_steps)
-            break;
-          const std::int64_t step = sys.taken;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, sys.end), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / sv.mass(i);
-            const double sd = c2 * detail::math_sqrt(kt / sv.mass(i));
-            for (int d = 0; d < 3; ++d) {
-              sv.v(i, d) += h * sv.f(i, d);                                                  // B
-              sv.x(i, d) += 0.5 * dt * sv.v(i, d);                                           // A
-              sv.v(i, d) = c1 * sv.v(i, d) + sd * random_normal(seed, sid, step, i - b, d);  // O
-              sv.x(i, d) += 0.5 * dt * sv.v(i, d);                                           // A
+  lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
+  do {  // again for the rest of the steps when a neighbour list had to grow
+    const detail::StageViews sv(batch, lists_);
+    Kokkos::parallel_for(
+        "baton::dynamics::langevin", detail::system_teams(n),
+        KOKKOS_LAMBDA(const detail::TeamMember& team) {
+          if (sv.status(team.league_rank()) != active)
+            return;
+          detail::StageSystem sys = sv.begin(team, team.league_rank());
+          const int b = sys.begin;
+          const std::int64_t sid = sv.id(sys.slot);
+          while (!sys.done) {
+            if (sys.taken >= limit) {
+              sys.done = true;
+              break;
             }
-          });
-          team.team_barrier();
-          sv.forces<false>(team, pot, sys);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, sys.end), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / sv.mass(i);
-            for (int d = 0; d < 3; ++d)
-              sv.v(i, d) += h * sv.f(i, d);  // B
-          });
-          if (sv.stepped(team, sys))
-            break;
-        }
-        sv.finish(team, pot, sys);
-      });
+            if (sv.call_over(sys, max_steps))
+              break;
+            const std::int64_t step = sys.taken;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, sys.end), [&](int i) {
+              const double h = 0.5 * dt * ftm2v / sv.mass(i);
+              const double sd = c2 * detail::math_sqrt(kt / sv.mass(i));
+              for (int d = 0; d < 3; ++d) {
+                sv.v(i, d) += h * sv.f(i, d);                                                  // B
+                sv.x(i, d) += 0.5 * dt * sv.v(i, d);                                           // A
+                sv.v(i, d) = c1 * sv.v(i, d) + sd * random_normal(seed, sid, step, i - b, d);  // O
+                sv.x(i, d) += 0.5 * dt * sv.v(i, d);                                           // A
+              }
+            });
+            team.team_barrier();
+            sv.forces<false>(team, pot, sys);
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, sys.end), [&](int i) {
+              const double h = 0.5 * dt * ftm2v / sv.mass(i);
+              for (int d = 0; d < 3; ++d)
+                sv.v(i, d) += h * sv.f(i, d);  // B
+            });
+            if (sv.stepped(team, sys))
+              break;
+          }
+          sv.finish(team, pot, sys);
+        });
+  } while (lists_.grow());
 }
 
 extern template class LangevinStage<LennardJones>;

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "baton/dynamics/cell.hpp"
+#include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/team.hpp"
 
@@ -66,35 +67,30 @@ KOKKOS_INLINE_FUNCTION void add_pair_virial(double* w, double s, double dx, doub
   w[5] += s * dy * dz;
 }
 
-/// Forces on atoms [begin, end) of one system from all its pairs; every thread of the team gets the
-/// system's energy and fmax (and the virial when `Virial`). HalfPairs: one thread, pairs i < j once
-/// (host); otherwise the team's threads share the atoms i and loop over all j != i (no atomics),
-/// and the virial, when asked, takes six more passes over the pairs (it is asked once per system
-/// per stage, not per step). Periodic: each pair's minimum image in `cell` (the caller has checked
-/// the cutoff against the cell).
-template <bool HalfPairs, bool Virial, bool Periodic, class K>
+/// Forces on atoms [begin, end) of one system from its pairs (`pairs`: all of them, AllPairs, or
+/// its neighbour list, ListPairs; each pair comes with its displacement, the minimum image in a
+/// periodic cell); every thread of the team gets the system's energy and fmax (and the virial
+/// when `Virial`). HalfPairs: one thread, pairs i < j once (host); otherwise the team's threads
+/// share the atoms i and loop over all their j != i (no atomics), and the virial, when asked, takes
+/// six more passes over the pairs (it is asked once per system per stage, not per step).
+template <bool HalfPairs, bool Virial, class K, class Pairs>
 KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& pot,
-                                             const Positions& x, const SpeciesView& species,
-                                             const Positions& f, int begin, int end,
-                                             const CellImage& cell, SystemForces& out) {
+                                             const SpeciesView& species, const Positions& f,
+                                             const Pairs& pairs, int begin, int end,
+                                             SystemForces& out) {
   const double rc2 = pot.cutoff_squared();
   double e = 0;
   double w[6] = {0, 0, 0, 0, 0, 0};
   if constexpr (HalfPairs) {
     // One thread, pairs i < j once, Newton's third law; raw pointers into the LayoutRight rows.
-    const double* __restrict xp = &x(0, 0);
     const int* __restrict sp = &species(0);
     double* __restrict fp = &f(0, 0);
     for (int i = 3 * begin; i < 3 * end; ++i)
       fp[i] = 0;
     for (int i = begin; i < end; ++i) {
-      const double xi = xp[3 * i], yi = xp[3 * i + 1], zi = xp[3 * i + 2];
       const int si = sp[i];
       double fx = 0, fy = 0, fz = 0;
-      for (int j = i + 1; j < end; ++j) {
-        double dx = xi - xp[3 * j], dy = yi - xp[3 * j + 1], dz = zi - xp[3 * j + 2];
-        if constexpr (Periodic)
-          cell.minimum_image(dx, dy, dz);
+      pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
         const double r2 = dx * dx + dy * dy + dz * dz;
         if (r2 < rc2) {
           double pe = 0, s = 0;
@@ -109,22 +105,18 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
           if constexpr (Virial)
             add_pair_virial(w, s, dx, dy, dz);
         }
-      }
+      });
       fp[3 * i] += fx;
       fp[3 * i + 1] += fy;
       fp[3 * i + 2] += fz;
     }
   } else {
     e = 0.5 * team_sum(team, begin, end, [&](int i) {
-          const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
           const int si = species(i);
           double fx = 0, fy = 0, fz = 0, ei = 0;
-          for (int j = begin; j < end; ++j) {
-            double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
-            if constexpr (Periodic)
-              cell.minimum_image(dx, dy, dz);
+          pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
             const double r2 = dx * dx + dy * dy + dz * dz;
-            if (j != i && r2 < rc2) {
+            if (r2 < rc2) {
               double pe = 0, s = 0;
               pot.pair(si, species(j), r2, pe, s);
               ei += pe;
@@ -132,7 +124,7 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
               fy += s * dy;
               fz += s * dz;
             }
-          }
+          });
           f(i, 0) = fx;
           f(i, 1) = fy;
           f(i, 2) = fz;
@@ -144,18 +136,15 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
         const int b = c < 3 ? c : (c == 3 ? 1 : 2);
         w[c] = 0.5 * team_sum(team, begin, end, [&](int i) {
                  double wi = 0;
-                 for (int j = begin; j < end; ++j) {
-                   double d[3] = {x(i, 0) - x(j, 0), x(i, 1) - x(j, 1), x(i, 2) - x(j, 2)};
-
-                   if constexpr (Periodic)
-                     cell.minimum_image(d[0], d[1], d[2]);
-                   const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                   if (j != i && r2 < rc2) {
+                 pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+                   const double d[3] = {dx, dy, dz};
+                   const double r2 = dx * dx + dy * dy + dz * dz;
+                   if (r2 < rc2) {
                      double pe = 0, s = 0;
                      pot.pair(species(i), species(j), r2, pe, s);
                      wi += s * d[a] * d[b];
                    }
-                 }
+                 });
                  return wi;
                });
       }
@@ -189,37 +178,60 @@ KOKKOS_INLINE_FUNCTION bool broken(const TeamMember& team, const Positions& x, c
 template <class K, class = void>
 struct is_many_body_kernel : std::false_type {};
 template <class K>
-struct is_many_body_kernel<K, std::void_t<decltype(&K::template team_forces<true, false, false>),
-                                          decltype(std::declval<const K&>().cutoff_squared())>>
-    : std::true_type {};
+struct is_many_body_kernel<
+    K,
+    std::void_t<decltype(std::declval<const K&>().template team_forces<true, false>(
+                    std::declval<const TeamMember&>(), std::declval<const SpeciesView&>(),
+                    std::declval<const Positions&>(), std::declval<const AtomScratch&>(),
+                    std::declval<const AllPairs<false>&>(), 0, 0, std::declval<SystemForces&>())),
+                decltype(std::declval<const K&>().cutoff_squared())>> : std::true_type {};
 
-/// Forces of potential kernel `pot` on one system whose cell is `cell` (see team_pair_forces):
-/// the pair loop for a pair potential, the kernel's own team_forces for a many-body one (EAM),
-/// which may use `scratch` (two values per atom) between its passes.
-template <bool HalfPairs, bool Virial, class K>
-KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot, const Positions& x,
+/// Forces of potential kernel `pot` on one system over `pairs` (see team_pair_forces): the pair
+/// loop for a pair potential, the kernel's own team_forces for a many-body one (EAM), which may
+/// use `scratch` (two values per atom) between its passes.
+template <bool HalfPairs, bool Virial, class K, class Pairs>
+KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot,
                                         const SpeciesView& species, const Positions& f,
-                                        const AtomScratch& scratch, int begin, int end,
-                                        const CellImage& cell, SystemForces& out) {
+                                        const AtomScratch& scratch, const Pairs& pairs, int begin,
+                                        int end, SystemForces& out) {
   static_assert(is_pair_kernel<K>::value || is_many_body_kernel<K>::value,
                 "a potential's kernel() must return an object with KOKKOS_FUNCTION members "
                 "cutoff_squared() and pair(species_i, species_j, r2, energy, force_over_r) "
                 "(see baton/dynamics/potential.hpp)");
-  const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
   if constexpr (is_pair_kernel<K>::value) {
     (void)scratch;
-    if (periodic)
-      team_pair_forces<HalfPairs, Virial, true>(team, pot, x, species, f, begin, end, cell, out);
-    else
-      team_pair_forces<HalfPairs, Virial, false>(team, pot, x, species, f, begin, end, cell, out);
+    team_pair_forces<HalfPairs, Virial>(team, pot, species, f, pairs, begin, end, out);
   } else {
-    if (periodic)
-      pot.template team_forces<HalfPairs, Virial, true>(team, x, species, f, scratch, begin, end,
-                                                        cell, out);
-    else
-      pot.template team_forces<HalfPairs, Virial, false>(team, x, species, f, scratch, begin, end,
-                                                         cell, out);
+    pot.template team_forces<HalfPairs, Virial>(team, species, f, scratch, pairs, begin, end, out);
   }
+}
+
+/// Forces on one system: over its neighbour list when it uses one and the list fits, otherwise
+/// over all its pairs (minimum images in a periodic cell). Returns false when the list did not
+/// fit but can grow (the caller stops the system's steps for this call so that the stage can
+/// grow the lists and go on).
+template <bool HalfPairs, bool Virial, class K>
+KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
+                                          const NeighbourData& lists, int slot, std::int64_t id,
+                                          const Positions& x, const SpeciesView& species,
+                                          const Positions& f, const AtomScratch& scratch, int begin,
+                                          int end, const CellImage& cell, SystemForces& out) {
+  int longest = 0;
+  if (lists.used_for(end - begin)) {
+    longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
+    if (longest <= lists.capacity) {
+      team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
+                                     lists.pairs(team, slot, begin, end, cell, x), begin, end, out);
+      return true;
+    }
+  }
+  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
+    team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
+                                   AllPairs<true>{x, cell, begin, end}, begin, end, out);
+  else
+    team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
+                                   AllPairs<false>{x, cell, begin, end}, begin, end, out);
+  return longest <= lists.capacity || longest > lists.max_capacity;
 }
 
 }  // namespace detail

@@ -22,6 +22,7 @@ void validate(const Units& u) {
   for (const auto& [value, name] :
        {std::pair{u.ftm2v, "ftm2v"}, std::pair{u.mvv2e, "mvv2e"}, std::pair{u.boltz, "boltz"}})
     require(who, name, value, value > 0 && std::isfinite(value), "positive and finite");
+  require(who, "skin", u.skin, u.skin >= 0 && std::isfinite(u.skin), "finite and >= 0");
 }
 
 }  // namespace baton::dynamics

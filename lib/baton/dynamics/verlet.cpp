@@ -12,6 +12,7 @@ void validate(const VerletParams& p) {
   require(who, "temperature", p.temperature, std::isfinite(p.temperature),
           "finite (< 0: keep the incoming velocities)");
   validate(p.units);
+  validate(p.neighbours);
 }
 
 void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, std::uint64_t seed,

@@ -27,6 +27,7 @@ struct VerletParams {
   double temperature = -1;    ///< >= 0: Maxwell-Boltzmann velocities at this temperature on entry
   std::uint64_t seed = 1;     ///< seed of those velocities
   Units units = Units::lj();  ///< the unit system of the potential, masses and temperature
+  NeighbourSettings neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -55,17 +56,20 @@ class VerletStage : public pipeline::Stage {
 
   const Potential& potential() const noexcept { return potential_; }
   const VerletParams& params() const noexcept { return params_; }
+  /// The neighbour lists the stage keeps (builds(), capacity()).
+  const NeighbourLists& neighbour_lists() const noexcept { return lists_; }
 
  private:
   Potential potential_;
   VerletParams params_;
+  NeighbourLists lists_;
 };
 
 // Implementation.
 
 template <class Potential>
 VerletStage<Potential>::VerletStage(Potential potential, VerletParams params)
-    : potential_(std::move(potential)), params_(params) {
+    : potential_(std::move(potential)), params_(params), lists_(params_.neighbours) {
   (void)potential_.kernel();  // checks the potential's parameters
   validate(params_);
 }
@@ -75,7 +79,7 @@ void VerletStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
   detail::check_slots("VerletStage::enter", batch, first, n);
   if (params_.temperature >= 0 && n > 0)
     draw_velocities(batch, first, n, params_.temperature, params_.seed, params_.units);
-  compute_forces(potential_, batch, first, n);
+  compute_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
@@ -88,40 +92,43 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const double dt = params_.dt;
   const double ftm2v = params_.units.ftm2v;
   const long limit = params_.steps;
-  const detail::StageViews sv(batch);
   constexpr int active = static_cast<int>(SystemStatus::Active);
-  Kokkos::parallel_for(
-      "baton::dynamics::verlet", detail::system_teams(n),
-      KOKKOS_LAMBDA(const detail::TeamMember& team) {
-        if (sv.status(team.league_rank()) != active)
-          return;
-        detail::StageSystem sys = sv.begin(team, team.league_rank());
-        for (int k = 0; !sys.done; ++k) {
-          if (sys.taken >= limit) {
-            sys.done = true;
-            break;
-          }
-          if (k == max_steps)
-            break;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / sv.mass(i);
-            for (int d = 0; d < 3; ++d) {
-              sv.v(i, d) += h * sv.f(i, d);
-              sv.x(i, d) += dt * sv.v(i, d);
+  lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
+  do {  // again for the rest of the steps when a neighbour list had to grow
+    const detail::StageViews sv(batch, lists_);
+    Kokkos::parallel_for(
+        "baton::dynamics::verlet", detail::system_teams(n),
+        KOKKOS_LAMBDA(const detail::TeamMember& team) {
+          if (sv.status(team.league_rank()) != active)
+            return;
+          detail::StageSystem sys = sv.begin(team, team.league_rank());
+          while (!sys.done) {
+            if (sys.taken >= limit) {
+              sys.done = true;
+              break;
             }
-          });
-          team.team_barrier();
-          sv.forces<false>(team, pot, sys);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
-            const double h = 0.5 * dt * ftm2v / sv.mass(i);
-            for (int d = 0; d < 3; ++d)
-              sv.v(i, d) += h * sv.f(i, d);
-          });
-          if (sv.stepped(team, sys))
-            break;
-        }
-        sv.finish(team, pot, sys);
-      });
+            if (sv.call_over(sys, max_steps))
+              break;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
+              const double h = 0.5 * dt * ftm2v / sv.mass(i);
+              for (int d = 0; d < 3; ++d) {
+                sv.v(i, d) += h * sv.f(i, d);
+                sv.x(i, d) += dt * sv.v(i, d);
+              }
+            });
+            team.team_barrier();
+            sv.forces<false>(team, pot, sys);
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
+              const double h = 0.5 * dt * ftm2v / sv.mass(i);
+              for (int d = 0; d < 3; ++d)
+                sv.v(i, d) += h * sv.f(i, d);
+            });
+            if (sv.stepped(team, sys))
+              break;
+          }
+          sv.finish(team, pot, sys);
+        });
+  } while (lists_.grow());
 }
 
 extern template class VerletStage<LennardJones>;

@@ -1,0 +1,100 @@
+#include "baton/dynamics/neighbours.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "baton/dynamics/checks.hpp"
+#include "baton/runtime/error.hpp"
+
+namespace baton::dynamics {
+
+void validate(const NeighbourSettings& s) {
+  using detail::require;
+  const char* who = "baton::dynamics::NeighbourSettings";
+  require(who, "skin", s.skin, std::isfinite(s.skin), "finite (< 0: the unit system's default)");
+  require(who, "all_pairs_below", s.all_pairs_below, s.all_pairs_below >= 0, ">= 0");
+  require(who, "max_neighbours", s.max_neighbours, s.max_neighbours >= 1, ">= 1");
+}
+
+NeighbourLists::NeighbourLists(NeighbourSettings settings) : settings_(settings) {
+  validate(settings_);
+}
+
+void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, double skin) {
+  const BatchCapacity cap = batch.capacity();
+  const bool resized = cap.atoms != atom_capacity_ || cap.systems != system_capacity_;
+  if (resized) {
+    using D = detail::NeighbourData;
+    const int atoms = cap.atoms, systems = cap.systems;
+    data_.list = D::view<int**>("baton::neighbours::list", atoms, data_.capacity);
+    data_.num = D::view<int*>("baton::neighbours::num", atoms);
+    data_.bin_of = D::view<int*>("baton::neighbours::bin_of", atoms);
+    data_.bin_start = D::view<int*>("baton::neighbours::bin_start", atoms);
+    data_.bin_fill = D::view<int*>("baton::neighbours::bin_fill", atoms);
+    data_.sorted = D::view<int*>("baton::neighbours::sorted", atoms);
+    data_.x_ref = D::view<double* [3]>("baton::neighbours::x_ref", atoms);
+    data_.x_cells = D::view<double* [3]>("baton::neighbours::x_cells", atoms);
+    data_.x_now = D::view<double* [3]>("baton::neighbours::x_now", atoms);
+    data_.key = D::view<int* [7]>("baton::neighbours::key", systems);
+    data_.key_id = D::view<std::int64_t*>("baton::neighbours::key_id", systems);
+    data_.key_cell = D::view<double* [9]>("baton::neighbours::key_cell", systems);
+    data_.call_first = D::view<std::int64_t*>("baton::neighbours::call_first", systems);
+    if (data_.builds.data() == nullptr)
+      data_.builds = D::view<std::int64_t>("baton::neighbours::builds");
+    data_.needed = D::view<int>("baton::neighbours::needed");
+    atom_capacity_ = atoms;
+    system_capacity_ = systems;
+  }
+  if (cutoff_squared != cutoff_squared_ || skin != skin_) {
+    if (!resized)
+      Kokkos::deep_copy(data_.key, 0);
+    const double rl = std::sqrt(cutoff_squared) + skin;
+    data_.list_cutoff2 = rl * rl;
+    data_.half_skin2 = 0.25 * skin * skin;
+    cutoff_squared_ = cutoff_squared;
+    skin_ = skin;
+  }
+  data_.max_capacity = settings_.max_neighbours;
+  data_.all_pairs_below = settings_.all_pairs_below;
+}
+
+bool NeighbourLists::grow() {
+  if (data_.needed.data() == nullptr)
+    return false;
+  int needed = 0;
+  Kokkos::deep_copy(needed, data_.needed);
+  if (needed <= data_.capacity)
+    return false;
+  // Room for the density to rise a little before the next growth.
+  const long long room = needed + needed / 4 + 8;
+  const int capacity =
+      static_cast<int>(room < settings_.max_neighbours ? room : settings_.max_neighbours);
+  try {
+    data_.list =
+        detail::NeighbourData::view<int**>("baton::neighbours::list", atom_capacity_, capacity);
+  } catch (const std::exception& e) {
+    throw Error("baton::dynamics::NeighbourLists: cannot allocate lists of " +
+                std::to_string(capacity) + " neighbours for " + std::to_string(atom_capacity_) +
+                " atoms (" + e.what() +
+                "); lower NeighbourSettings::max_neighbours or the batch's "
+                "atom capacity");
+  }
+  data_.capacity = capacity;
+  Kokkos::deep_copy(data_.key, 0);
+  Kokkos::deep_copy(data_.needed, 0);
+  return true;
+}
+
+void NeighbourLists::begin_call(const SystemsBatch& batch, double cutoff_squared, double skin) {
+  prepare(batch, cutoff_squared, skin);
+  Kokkos::deep_copy(data_.call_first, batch.steps);
+}
+
+std::int64_t NeighbourLists::builds() const {
+  std::int64_t n = 0;
+  if (data_.builds.data() != nullptr)
+    Kokkos::deep_copy(n, data_.builds);
+  return n;
+}
+
+}  // namespace baton::dynamics

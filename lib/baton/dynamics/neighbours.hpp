@@ -1,0 +1,475 @@
+#pragma once
+/// \file
+/// Batched neighbour lists: for every system of a batch at once, inside the stages' kernels, the
+/// atoms j within the potential's cutoff plus a skin of each atom i, found through bins (a cell
+/// list) so that building a system's list is O(N). A system's list is rebuilt only when one of its
+/// atoms moved more than half the skin since the last build (or the system, its slot or its cell
+/// changed), so between builds every pair closer than the cutoff is in the list.
+///
+/// Small systems keep looping over all pairs (NeighbourSettings::all_pairs_below). A list that
+/// does not fit its capacity is never truncated: that force evaluation loops over all pairs, the
+/// stage stops the system's steps for this call, the capacity grows and the stage goes on (see
+/// docs/dynamics.md, "Neighbour lists").
+///
+/// Pairs come out in a fixed order (bins in a fixed order, atoms of a bin by index), so results
+/// are the same run to run, and in any slot, on every backend.
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "baton/dynamics/cell.hpp"
+#include "baton/dynamics/random.hpp"
+#include "baton/dynamics/systems_batch.hpp"
+#include "baton/dynamics/team.hpp"
+#include "baton/dynamics/units.hpp"
+
+namespace baton::dynamics {
+
+/// How stages find the pairs of a system.
+struct NeighbourSettings {
+  /// Lists hold pairs up to the potential's cutoff plus this; < 0: the unit system's default
+  /// (Units::skin: 0.3 sigma in lj units, 2 Angstrom in metal units, as LAMMPS).
+  double skin = -1;
+  /// Systems with fewer atoms loop over all pairs and have no list (measured: docs/performance.md).
+  int all_pairs_below = 256;
+  /// Most neighbours a list holds per atom. An atom with more (atoms on top of each other, an
+  /// absurd density) makes its system loop over all pairs instead: slower, never wrong.
+  int max_neighbours = 2048;
+
+  /// The skin to use with `units`.
+  double skin_in(const Units& units) const { return skin < 0 ? units.skin : skin; }
+};
+
+/// Throws baton::Error naming the setting when `s` is not usable.
+void validate(const NeighbourSettings& s);
+
+namespace detail {
+
+/// The pairs of a system, all of them: j > i (Half) or j != i, each with its displacement
+/// x_i - x_j (the minimum image in `cell` when Periodic).
+template <bool Periodic>
+struct AllPairs {
+  Positions x;
+  CellImage cell;
+  int begin = 0, end = 0;
+  template <bool Half, class F>
+  KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
+    const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+    for (int j = Half ? i + 1 : begin; j < end; ++j) {
+      if (!Half && j == i)
+        continue;
+      double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+      if constexpr (Periodic)
+        cell.minimum_image(dx, dy, dz);
+      f(j, dx, dy, dz);
+    }
+  }
+};
+
+/// Image codes of list entries: entry = j * image_codes + code, code = 9 (o_a + 1) + 3 (o_b + 1)
+/// + (o_c + 1) for the image of j shifted by o_a a + o_b b + o_c c.
+inline constexpr int image_codes = 27;
+
+/// The pairs of a system from its neighbour list (built half or full as the loop needs), each with
+/// its displacement: xs_i - xs_j - shift(code) where xs are the positions less the whole cells
+/// they were in when the list was built (shifted lists), or the minimum image of x_i - x_j.
+struct ListPairs {
+  SystemsBatch::view<int**> list;
+  SystemsBatch::view<int*> num;
+  Positions xs;
+  double shift[image_codes][3];
+  bool min_image = false;
+  CellImage cell;
+
+  template <bool Half, class F>
+  KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
+    const int n = num(i);
+    const double xi = xs(i, 0), yi = xs(i, 1), zi = xs(i, 2);
+    if (min_image) {
+      for (int m = 0; m < n; ++m) {
+        const int j = list(i, m) / image_codes;
+        double dx = xi - xs(j, 0), dy = yi - xs(j, 1), dz = zi - xs(j, 2);
+        cell.minimum_image(dx, dy, dz);
+        f(j, dx, dy, dz);
+      }
+    } else {
+      for (int m = 0; m < n; ++m) {
+        const int e = list(i, m);
+        const int j = e / image_codes;
+        const double* t = shift[e - j * image_codes];
+        f(j, xi - xs(j, 0) - t[0], yi - xs(j, 1) - t[1], zi - xs(j, 2) - t[2]);
+      }
+    }
+  }
+};
+
+/// The neighbour lists as the kernels see them (copied into every kernel). Per atom row: the
+/// list, its length, the positions at the last build and the bins' work arrays; per slot: what
+/// the list was built for.
+struct NeighbourData {
+  template <class T>
+  using view = SystemsBatch::view<T>;
+
+  view<int**> list;  ///< [atom][capacity]
+  view<int*> num;    ///< neighbours of the atom (may exceed capacity: then the list is unusable)
+  view<int*> bin_of, bin_start, bin_fill, sorted;  ///< binning, rows [begin, begin + bins)
+  view<double* [3]> x_ref;                         ///< positions at the last build
+  view<double* [3]> x_cells;  ///< the whole cells each atom was in then (shifted lists)
+  view<double* [3]> x_now;    ///< positions less x_cells, for one force evaluation
+  /// Per slot: first atom row, atoms, pbc bits, half (1) or full (0), largest list needed, 1 when
+  /// a list was built for it, 1 when its entries carry images (else: minimum image per pair).
+  view<int* [7]> key;
+  view<std::int64_t*> key_id;      ///< per slot: the system id it was built for
+  view<double* [9]> key_cell;      ///< per slot: the cell it was built for
+  view<std::int64_t*> call_first;  ///< per slot: its steps when the stage call began
+  view<std::int64_t> builds;       ///< lists built since creation
+  view<int> needed;                ///< largest list needed that did not fit (<= max_capacity)
+  int capacity = 0;                ///< neighbours per atom the list holds
+  int max_capacity = 0;            ///< NeighbourSettings::max_neighbours
+  int all_pairs_below = 0;         ///< NeighbourSettings::all_pairs_below
+  double list_cutoff2 = 0;         ///< (cutoff + skin)^2
+  double half_skin2 = 0;           ///< (skin / 2)^2
+
+  /// Whether a system of `atoms` atoms uses a list.
+  KOKKOS_INLINE_FUNCTION bool used_for(int atoms) const {
+    return atoms >= all_pairs_below && list.extent(0) > 0;
+  }
+
+  /// The pairs of the list refresh() made current for this system (the team's threads call it
+  /// together: a shifted list of a periodic system first fills x_now).
+  KOKKOS_INLINE_FUNCTION ListPairs pairs(const TeamMember& team, int slot, int begin, int end,
+                                         const CellImage& cell, const Positions& x) const {
+    ListPairs p;
+    p.list = list;
+    p.num = num;
+    p.cell = cell;
+    p.min_image = key(slot, 6) == 0;
+    const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
+    for (int c = 0; c < image_codes; ++c) {
+      const int o[3] = {c / 9 - 1, (c / 3) % 3 - 1, c % 3 - 1};
+      for (int d = 0; d < 3; ++d)
+        p.shift[c][d] = o[0] * cell.h[d] + o[1] * cell.h[3 + d] + o[2] * cell.h[6 + d];
+    }
+    if (p.min_image || !periodic) {
+      p.xs = x;
+      return p;
+    }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+      for (int d = 0; d < 3; ++d)
+        x_now(i, d) = x(i, d) - x_cells(i, d);
+    });
+    team.team_barrier();
+    p.xs = x_now;
+    return p;
+  }
+
+  /// Makes the list of the system in `slot` (atom rows [begin, end), id `id`, cell `cell`)
+  /// current, rebuilding it when it is stale; returns the longest list any of its atoms needs,
+  /// which is usable when it is at most `capacity`. Every thread of the team gets the result.
+  template <bool Half>
+  KOKKOS_INLINE_FUNCTION int refresh(const TeamMember& team, int slot, std::int64_t id, int begin,
+                                     int end, const CellImage& cell, const Positions& x) const {
+    const int pbc =
+        (cell.periodic[0] ? 1 : 0) | (cell.periodic[1] ? 2 : 0) | (cell.periodic[2] ? 4 : 0);
+    bool same = key(slot, 5) == 1 && key(slot, 0) == begin && key(slot, 1) == end - begin &&
+                key(slot, 2) == pbc && key(slot, 3) == (Half ? 1 : 0) && key_id(slot) == id;
+    for (int k = 0; k < 9; ++k)
+      same = same && key_cell(slot, k) == cell.h[k];
+    if (same) {
+      const double moved = team_max(team, begin, end, [&](int i) {
+        double d2 = 0;
+        for (int d = 0; d < 3; ++d)
+          d2 += (x(i, d) - x_ref(i, d)) * (x(i, d) - x_ref(i, d));
+        return d2 > half_skin2 ? 1.0 : 0.0;
+      });
+      if (moved == 0)
+        return key(slot, 4);
+    }
+    team.team_barrier();  // every thread has read the key before the build rewrites it
+    return build<Half>(team, slot, id, begin, end, cell, x, pbc);
+  }
+
+ private:
+  /// Bins of width >= rl along an extent (1 when it is not a usable number).
+  KOKKOS_INLINE_FUNCTION static int bins_along(double extent, double rl) {
+    if (!(extent >= rl) || !(rl > 0))
+      return 1;
+    const double q = extent / rl;
+    return q >= 1024 ? 1024 : static_cast<int>(q);
+  }
+  /// The bin of coordinate t (in bins), clamped to [0, nb); 0 for a non-finite t.
+  KOKKOS_INLINE_FUNCTION static int clamp_bin(double t, int nb) {
+    if (!(t >= 0))
+      return 0;
+    return t >= nb ? nb - 1 : static_cast<int>(t);
+  }
+  /// The floor of u (0 for a non-finite or absurd u).
+  KOKKOS_INLINE_FUNCTION static double floor_of(double u) {
+    if (!(u > -1e15 && u < 1e15))
+      return 0;
+    const double fl = static_cast<double>(static_cast<long long>(u));
+    return fl > u ? fl - 1 : fl;
+  }
+
+  /// Where bins lie: along each axis, coordinate u (fractional in a periodic cell, Cartesian for
+  /// a cluster) maps to bin (u - lo) * scale.
+  struct Bins {
+    bool fractional = false;
+    int nb[3] = {1, 1, 1};
+    double lo[3] = {0, 0, 0};
+    double scale[3] = {1, 1, 1};
+  };
+
+  KOKKOS_INLINE_FUNCTION Bins bins_for(const TeamMember& team, int begin, int end,
+                                       const CellImage& cell, int pbc) const {
+    Bins g;
+    const double rl = math_sqrt(list_cutoff2);
+    g.fractional = pbc != 0;
+    for (int k = 0; k < 3; ++k) {
+      if (g.fractional) {
+        const double c2 = cell.inv[k] * cell.inv[k] + cell.inv[3 + k] * cell.inv[3 + k] +
+                          cell.inv[6 + k] * cell.inv[6 + k];  // 1 / width^2
+        g.nb[k] = c2 > 0 ? bins_along(1 / math_sqrt(c2), rl) : 1;
+        g.scale[k] = g.nb[k];
+      } else {
+        double lo = 0, hi = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, begin, end),
+            [&](int i, double& m) { m = x_at(i, k) < m ? x_at(i, k) : m; },
+            Kokkos::Min<double>(lo));
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, begin, end),
+            [&](int i, double& m) { m = x_at(i, k) > m ? x_at(i, k) : m; },
+            Kokkos::Max<double>(hi));
+        g.nb[k] = bins_along(hi - lo, rl);
+        g.lo[k] = lo;
+        g.scale[k] = hi > lo ? g.nb[k] / (hi - lo) : 0;
+      }
+    }
+    // At most one bin per atom (the bin arrays use the system's atom rows): coarser bins are
+    // still at least rl wide.
+    const long long atoms = end - begin;
+    while (static_cast<long long>(g.nb[0]) * g.nb[1] * g.nb[2] > atoms) {
+      const int k = g.nb[0] >= g.nb[1] && g.nb[0] >= g.nb[2] ? 0 : (g.nb[1] >= g.nb[2] ? 1 : 2);
+      const int coarser = (g.nb[k] + 1) / 2;
+      g.scale[k] *= static_cast<double>(coarser) / g.nb[k];
+      g.nb[k] = coarser;
+    }
+    return g;
+  }
+
+  /// Positions the binning reads (set by build; x_ref holds them at that point).
+  KOKKOS_INLINE_FUNCTION double x_at(int i, int k) const { return x_ref(i, k); }
+
+  /// Atom i's bin along each axis, and (`whole`) the whole cells it lies beyond the cell along the
+  /// periodic ones.
+  KOKKOS_INLINE_FUNCTION void bin_coords(const Bins& g, const CellImage& cell, int i, int* c,
+                                         double* whole = nullptr) const {
+    for (int k = 0; k < 3; ++k) {
+      double t;
+      if (whole)
+        whole[k] = 0;
+      if (g.fractional) {
+        double u =
+            x_at(i, 0) * cell.inv[k] + x_at(i, 1) * cell.inv[3 + k] + x_at(i, 2) * cell.inv[6 + k];
+        if (cell.periodic[k]) {
+          const double w = floor_of(u);
+          u -= w;
+          if (whole)
+            whole[k] = w;
+        }
+        t = u * g.scale[k];
+      } else {
+        t = (x_at(i, k) - g.lo[k]) * g.scale[k];
+      }
+      c[k] = clamp_bin(t, g.nb[k]);
+    }
+  }
+
+  template <bool Half>
+  KOKKOS_INLINE_FUNCTION int build(const TeamMember& team, int slot, std::int64_t id, int begin,
+                                   int end, const CellImage& cell, const Positions& x,
+                                   int pbc) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+      for (int d = 0; d < 3; ++d)
+        x_ref(i, d) = x(i, d);
+    });
+    team.team_barrier();
+    const Bins g = bins_for(team, begin, end, cell, pbc);
+    const int nbins = g.nb[0] * g.nb[1] * g.nb[2];
+    // Counting sort of the atoms by bin: sizes, starts, then the atoms of each bin by index.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 0, nbins),
+                         [&](int b) { bin_fill(begin + b) = 0; });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+      int c[3];
+      double w[3];
+      bin_coords(g, cell, i, c, w);
+      for (int d = 0; d < 3; ++d)
+        x_cells(i, d) = w[0] * cell.h[d] + w[1] * cell.h[3 + d] + w[2] * cell.h[6 + d];
+      const int b = (c[0] * g.nb[1] + c[1]) * g.nb[2] + c[2];
+      bin_of(i) = b;
+      Kokkos::atomic_fetch_add(&bin_fill(begin + b), 1);
+    });
+    team.team_barrier();
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, 0, nbins),
+                          [&](int b, int& start, bool final) {
+                            if (final)
+                              bin_start(begin + b) = start;
+                            start += bin_fill(begin + b);
+                          });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 0, nbins),
+                         [&](int b) { bin_fill(begin + b) = 0; });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+      const int b = bin_of(i);
+      sorted(begin + bin_start(begin + b) + Kokkos::atomic_fetch_add(&bin_fill(begin + b), 1)) = i;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 0, nbins), [&](int b) {
+      int* a = &sorted(begin + bin_start(begin + b));
+      const int n = bin_fill(begin + b);
+      for (int p = 1; p < n; ++p)  // insertion sort: already in order where one thread filled it
+        for (int q = p; q > 0 && a[q - 1] > a[q]; --q) {
+          const int t = a[q];
+          a[q] = a[q - 1];
+          a[q - 1] = t;
+        }
+    });
+    team.team_barrier();
+    // Each atom's list: the atoms of its bin and the adjacent ones, closer than rl. With at least
+    // three bins along every periodic axis, each image of j the stencil meets is a distinct one,
+    // the only one within rl (the widths are >= 3 rl), so entries carry it and no force
+    // evaluation needs minimum images; otherwise entries are minimum images.
+    const double rl2 = list_cutoff2;
+    const bool periodic = pbc != 0;
+    bool shifted = true;
+    for (int k = 0; k < 3; ++k)
+      shifted = shifted && (!periodic || !cell.periodic[k] || g.nb[k] >= 3);
+    const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
+      int c[3];
+      bin_coords(g, cell, i, c);
+      int first[3], span[3];
+      bool wrap[3];
+      for (int k = 0; k < 3; ++k) {
+        wrap[k] = g.nb[k] >= 3 && g.fractional && cell.periodic[k];
+        if (g.nb[k] < 3) {
+          first[k] = 0;
+          span[k] = g.nb[k];
+        } else if (wrap[k]) {
+          first[k] = c[k] - 1;
+          span[k] = 3;
+        } else {
+          first[k] = c[k] > 0 ? c[k] - 1 : 0;
+          span[k] = (c[k] + 1 < g.nb[k] ? c[k] + 1 : g.nb[k] - 1) - first[k] + 1;
+        }
+      }
+      const double xi = x(i, 0) - x_cells(i, 0), yi = x(i, 1) - x_cells(i, 1),
+                   zi = x(i, 2) - x_cells(i, 2);
+      int m = 0;
+      for (int o0 = 0; o0 < span[0]; ++o0)
+        for (int o1 = 0; o1 < span[1]; ++o1)
+          for (int o2 = 0; o2 < span[2]; ++o2) {
+            int w[3] = {first[0] + o0, first[1] + o1, first[2] + o2};
+            int o[3] = {0, 0, 0};  // the image: whole cells added to j
+            for (int k = 0; k < 3; ++k)
+              if (wrap[k] && (w[k] < 0 || w[k] >= g.nb[k])) {
+                o[k] = w[k] < 0 ? -1 : 1;
+                w[k] -= o[k] * g.nb[k];
+              }
+            const int code = 9 * (o[0] + 1) + 3 * (o[1] + 1) + (o[2] + 1);
+            double t[3];
+            for (int d = 0; d < 3; ++d)
+              t[d] = o[0] * cell.h[d] + o[1] * cell.h[3 + d] + o[2] * cell.h[6 + d];
+            const int b = (w[0] * g.nb[1] + w[1]) * g.nb[2] + w[2];
+            const int s0 = begin + bin_start(begin + b), s1 = s0 + bin_fill(begin + b);
+            for (int p = s0; p < s1; ++p) {
+              const int j = sorted(p);
+              if (Half ? j <= i : j == i)
+                continue;
+              double dx = xi - (x(j, 0) - x_cells(j, 0)), dy = yi - (x(j, 1) - x_cells(j, 1)),
+                     dz = zi - (x(j, 2) - x_cells(j, 2));
+              if (shifted) {
+                dx -= t[0];
+                dy -= t[1];
+                dz -= t[2];
+              } else if (periodic) {
+                cell.minimum_image(dx, dy, dz);
+              }
+              if (dx * dx + dy * dy + dz * dz < rl2) {
+                if (m < capacity)
+                  list(i, m) = j * image_codes + (shifted ? code : image_codes / 2);
+                ++m;
+              }
+            }
+          }
+      num(i) = m;
+      return static_cast<double>(m);
+    }));
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      key(slot, 0) = begin;
+      key(slot, 1) = end - begin;
+      key(slot, 2) = pbc;
+      key(slot, 3) = Half ? 1 : 0;
+      key(slot, 4) = longest;
+      key(slot, 5) = 1;
+      key(slot, 6) = shifted ? 1 : 0;
+      key_id(slot) = id;
+      for (int k = 0; k < 9; ++k)
+        key_cell(slot, k) = cell.h[k];
+      Kokkos::atomic_fetch_add(&builds(), std::int64_t(1));
+      if (longest > capacity && longest <= max_capacity)
+        Kokkos::atomic_fetch_max(&needed(), longest);
+    });
+    team.team_barrier();
+    return longest;
+  }
+};
+
+}  // namespace detail
+
+/// The neighbour lists a stage keeps for the batch it runs (one object per stage; copies share
+/// the lists). Sized for the batch's atom capacity when prepared; grows its capacity in
+/// neighbours per atom when a list did not fit.
+class NeighbourLists {
+ public:
+  /// No lists yet. User-provided on purpose (see SystemsBatch()).
+  NeighbourLists() {}  // NOLINT(modernize-use-equals-default)
+  explicit NeighbourLists(NeighbourSettings settings);
+
+  const NeighbourSettings& settings() const noexcept { return settings_; }
+
+  /// Ready for `batch` and pairs up to sqrt(cutoff_squared) + skin: allocates for the batch's
+  /// capacity the first time and when it changed, and forgets every list when the capacity, the
+  /// cutoff or the skin changed.
+  void prepare(const SystemsBatch& batch, double cutoff_squared, double skin);
+
+  /// What the kernels use.
+  const detail::NeighbourData& data() const noexcept { return data_; }
+
+  /// After a kernel that refreshed lists: when a list needed more room than the capacity (up to
+  /// max_neighbours), grows the capacity past it, forgets every list, and returns true (the
+  /// caller then runs its kernel again).
+  bool grow();
+
+  /// Begins a stage's advance() call: prepare(), then records every slot's step count as where
+  /// the call began (the stage counts its max_steps from there, also when its kernel runs again
+  /// after grow()).
+  void begin_call(const SystemsBatch& batch, double cutoff_squared, double skin);
+
+  /// Neighbours per atom the lists hold now.
+  int capacity() const noexcept { return data_.capacity; }
+  /// Lists built so far (one copy to the host).
+  std::int64_t builds() const;
+
+ private:
+  NeighbourSettings settings_;
+  detail::NeighbourData data_;
+  int atom_capacity_ = -1, system_capacity_ = -1;
+  double cutoff_squared_ = -1, skin_ = -1;
+};
+
+}  // namespace baton::dynamics

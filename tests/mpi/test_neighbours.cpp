@@ -1,0 +1,263 @@
+// Neighbour lists: forces over the lists equal forces over all pairs (periodic orthorhombic and
+// triclinic cells, slabs, cells too small for image-carrying lists, clusters, EAM, the GPU loop),
+// lists are rebuilt only when an atom moved more than half the skin or the slot changed, and a
+// list that does not fit grows, or loops over all pairs, without losing or adding steps.
+#include <doctest/doctest.h>
+
+#include <Kokkos_Core.hpp>
+#include <array>
+#include <baton/dynamics/cell.hpp>
+#include <baton/dynamics/eam.hpp>
+#include <baton/dynamics/forces.hpp>
+#include <baton/dynamics/lattice.hpp>
+#include <baton/dynamics/lennard_jones.hpp>
+#include <baton/dynamics/neighbours.hpp>
+#include <baton/dynamics/verlet.hpp>
+#include <baton/runtime/error.hpp>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "dynamics_batch.hpp"
+
+namespace bd = baton::dynamics;
+using baton::test::Batch;
+
+namespace {
+
+const double lj_a = std::cbrt(4 / 0.8442);  // fcc at the density of LAMMPS' bench/in.lj
+
+bd::LennardJones lj25() {
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  return lj;
+}
+
+bd::HostSystem crystal(int n, double tilt, std::array<bool, 3> pbc, std::int64_t id = 7) {
+  bd::HostSystem s = bd::fcc_crystal({n, n, n}, lj_a, "Ar", id, 0.1, 11);
+  if (tilt != 0)
+    bd::tilt_cell(s, tilt * n * lj_a, 0.5 * tilt * n * lj_a, -tilt * n * lj_a);
+  s.pbc = pbc;
+  if (!pbc[0] && !pbc[1] && !pbc[2])
+    s.cell.fill(0);  // a cluster
+  return s;
+}
+
+bd::NeighbourSettings never_lists() {
+  bd::NeighbourSettings s;
+  s.all_pairs_below = INT_MAX;
+  return s;
+}
+
+// Forces, energies and virials of every system in `b` with `lists` (and `skin`).
+template <class P>
+void forces_with(const P& pot, Batch& b, bd::NeighbourLists& lists, double skin, bool half) {
+  bd::detail::compute_forces(pot, b.batch, 0, b.batch.num_systems(), half, lists, skin);
+}
+
+// Every energy, virial component and force of `a` equals `b`'s to a relative 1e-11.
+void check_same(const Batch& a, const Batch& b) {
+  const auto sa = a.systems(), sb = b.systems();
+  REQUIRE(sa.size() == sb.size());
+  for (std::size_t k = 0; k < sa.size(); ++k) {
+    CAPTURE(k);
+    CHECK(std::abs(sa[k].energy - sb[k].energy) <= 1e-11 * std::abs(sb[k].energy));
+    for (std::size_t c = 0; c < 6; ++c)
+      CHECK(std::abs(sa[k].virial[c] - sb[k].virial[c]) <=
+            1e-11 * std::max(1.0, std::abs(sb[k].virial[c])));
+  }
+  const auto fa = a.forces(), fb = b.forces();
+  REQUIRE(fa.size() == fb.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < fa.size(); ++i)
+    worst = std::max(worst, std::abs(fa[i] - fb[i]) / std::max(1.0, std::abs(fb[i])));
+  CHECK(worst <= 1e-11);
+}
+
+// Moves atom `i` of the batch by `d` along x (on the batch's own memory).
+void move_atom(Batch& b, int i, double d) {
+  auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.positions);
+  x(i, 0) += d;
+  Kokkos::deep_copy(b.batch.positions, x);
+}
+
+}  // namespace
+
+TEST_CASE("neighbour lists give the forces, energy and virial of all pairs") {
+  const bd::LennardJones lj = lj25();
+  struct Case {
+    const char* name;
+    bd::HostSystem system;
+  };
+  // 6^3 cells: widths ~10 >= 3 (rc + skin), lists carry images; 4^3: a too narrow cell for that
+  // (minimum images per pair); a slab; a cluster; a triclinic cell.
+  for (const Case& c : {Case{"orthorhombic", crystal(6, 0, {true, true, true})},
+                        Case{"triclinic", crystal(6, 0.15, {true, true, true})},
+                        Case{"narrow (minimum images)", crystal(4, 0.1, {true, true, true})},
+                        Case{"slab, c open", crystal(6, 0.1, {true, true, false})},
+                        Case{"cluster", crystal(5, 0, {false, false, false})}}) {
+    CAPTURE(c.name);
+    for (const bool half : {true, false}) {
+      CAPTURE(half);
+      for (const double skin : {0.0, 0.3, 1.0}) {
+        CAPTURE(skin);
+        Batch listed({c.system}), all({c.system});
+        bd::NeighbourLists lists(bd::NeighbourSettings{}), none(never_lists());
+        forces_with(lj, listed, lists, skin, half);
+        forces_with(lj, all, none, skin, half);
+        check_same(listed, all);
+        // Lists start empty: one build learns the lengths, one fills the grown lists.
+        CHECK(lists.builds() == 2);
+        CHECK(none.builds() == 0);
+        CHECK(lists.capacity() > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
+  const char* path = BATON_EAM_FUNCFL_FILE;
+  if (!std::ifstream(path)) {
+    MESSAGE("skipped: no " << path << " (Debian: lammps-data)");
+    return;
+  }
+  const bd::Eam eam(path);
+  std::vector<bd::HostSystem> systems;
+  std::int64_t id = 0;
+  for (int n : {6, 3, 5, 3}) {  // 864 atoms with a list, 108 without, 500 with, 108 without
+    bd::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", ++id, 0.05, 3);
+    if (n == 5)
+      bd::tilt_cell(s, 1.5, -0.7, 0.9);
+    s.masses.assign(s.size(), eam.mass("Cu"));
+    systems.push_back(s);
+  }
+  Batch listed(systems), all(systems);
+  bd::NeighbourLists lists(bd::NeighbourSettings{}), none(never_lists());
+  forces_with(eam, listed, lists, 1.0, true);
+  forces_with(eam, all, none, 1.0, true);
+  check_same(listed, all);
+  // The two systems of at least all_pairs_below atoms, twice (learning the lengths, then filling).
+  CHECK(lists.builds() == 4);
+
+  // Removing a system moves the others to other slots and rows: their lists are rebuilt there.
+  listed.batch.remove({0});
+  all.batch.remove({0});
+  forces_with(eam, listed, lists, 1.0, true);
+  forces_with(eam, all, none, 1.0, true);
+  check_same(listed, all);
+  CHECK(lists.builds() == 5);  // only the 500-atom system, now in slot 1
+}
+
+TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {
+  const bd::LennardJones lj = lj25();
+  const double skin = 0.4;
+  Batch listed({crystal(6, 0, {true, true, true})});
+  bd::NeighbourLists lists(bd::NeighbourSettings{});
+  forces_with(lj, listed, lists, skin, true);
+  const auto first = lists.builds();
+  forces_with(lj, listed, lists, skin, true);  // nothing moved
+  CHECK(lists.builds() == first);
+
+  // One atom moves 0.19 (< skin / 2): the list stays, and the forces are still exact.
+  move_atom(listed, 100, 0.19);
+  forces_with(lj, listed, lists, skin, true);
+  CHECK(lists.builds() == first);
+  Batch all(listed.systems());
+  bd::NeighbourLists none(never_lists());
+  forces_with(lj, all, none, skin, true);
+  check_same(listed, all);
+
+  // Another 0.02 makes it 0.21 (> skin / 2) from where the list was built: rebuilt.
+  move_atom(listed, 100, 0.02);
+  forces_with(lj, listed, lists, skin, true);
+  CHECK(lists.builds() == first + 1);
+
+  // A different skin or cutoff forgets every list.
+  forces_with(lj, listed, lists, 0.5, true);
+  CHECK(lists.builds() == first + 2);
+}
+
+TEST_CASE("a list that does not fit grows inside a stage without losing or adding steps") {
+  // Enter an NVE stage at one density, then compress the system (cell and positions by 0.85):
+  // the first force evaluation of advance() needs longer lists than the stage has. That step
+  // loops over all pairs, the lists grow, and the call goes on: exactly 20 steps, and the same
+  // trajectory as a stage without lists.
+  const bd::LennardJones lj = lj25();
+  bd::VerletParams p;
+  p.steps = 1000;
+  p.temperature = 0.5;
+  bd::VerletParams p_all = p;
+  p_all.neighbours = never_lists();
+  bd::VerletStage listed_stage(lj, p), all_stage(lj, p_all);
+  Batch listed({crystal(7, 0, {true, true, true})}), all({crystal(7, 0, {true, true, true})});
+  listed_stage.enter(listed.batch, 0, 1);
+  all_stage.enter(all.batch, 0, 1);
+  const int before = listed_stage.neighbour_lists().capacity();
+  for (Batch* b : {&listed, &all}) {
+    auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b->batch.positions);
+    auto cell = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b->batch.cell);
+    for (std::size_t i = 0; i < x.extent(0); ++i)
+      for (int d = 0; d < 3; ++d)
+        x(i, d) *= 0.85;
+    for (int k = 0; k < 9; ++k)
+      cell(0, k) *= 0.85;
+    Kokkos::deep_copy(b->batch.positions, x);
+    Kokkos::deep_copy(b->batch.cell, cell);
+  }
+  listed_stage.advance(listed.batch, 20);
+  all_stage.advance(all.batch, 20);
+  CHECK(listed.steps()[0] == 20);
+  CHECK(all.steps()[0] == 20);
+  CHECK(listed_stage.neighbour_lists().capacity() > before);
+  const auto sl = listed.systems()[0], sa = all.systems()[0];
+  double worst = 0;
+  for (std::size_t i = 0; i < sl.positions.size(); ++i)
+    worst = std::max(worst, std::abs(sl.positions[i] - sa.positions[i]));
+  CHECK(worst < 1e-9);
+  CHECK(std::abs(sl.energy - sa.energy) < 1e-9 * std::abs(sa.energy));
+}
+
+TEST_CASE("an atom with more neighbours than max_neighbours: all pairs, still exact") {
+  const bd::LennardJones lj = lj25();
+  bd::NeighbourSettings few;
+  few.max_neighbours = 8;
+  Batch listed({crystal(6, 0.1, {true, true, true})}), all({crystal(6, 0.1, {true, true, true})});
+  bd::NeighbourLists lists(few), none(never_lists());
+  forces_with(lj, listed, lists, 0.3, true);
+  forces_with(lj, all, none, 0.3, true);
+  check_same(listed, all);
+  CHECK(lists.capacity() == 0);  // nothing to grow to: never more than max_neighbours
+
+  bd::VerletParams p;
+  p.steps = 10;
+  p.neighbours = few;
+  bd::VerletStage stage(lj, p);
+  stage.enter(listed.batch, 0, 1);
+  stage.advance(listed.batch, 100);
+  CHECK(listed.steps()[0] == 10);
+}
+
+TEST_CASE("neighbour settings are checked") {
+  const auto text = [](bd::NeighbourSettings s) {
+    try {
+      bd::validate(s);
+    } catch (const baton::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  bd::NeighbourSettings s;
+  s.skin = NAN;
+  CHECK(text(s).find("skin") != std::string::npos);
+  s = {};
+  s.all_pairs_below = -1;
+  CHECK(text(s).find("all_pairs_below") != std::string::npos);
+  s = {};
+  s.max_neighbours = 0;
+  CHECK(text(s).find("max_neighbours") != std::string::npos);
+  bd::VerletParams p;
+  p.neighbours.max_neighbours = 0;
+  CHECK_THROWS_AS(bd::VerletStage<>(bd::LennardJones{}, p), baton::Error);
+}

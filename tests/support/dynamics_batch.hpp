@@ -1,0 +1,46 @@
+#pragma once
+// A SystemsBatch holding exactly the given systems, and what the dynamics tests read back of it.
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <baton/dynamics/host_transfer.hpp>
+#include <baton/dynamics/systems_batch.hpp>
+#include <cstdint>
+#include <vector>
+
+namespace baton::test {
+
+namespace bd = baton::dynamics;
+
+struct Batch {
+  bd::SystemsBatch batch;
+  bd::SpeciesTable species;
+  explicit Batch(const std::vector<bd::HostSystem>& systems) {
+    int atoms = 0;
+    for (const auto& s : systems)
+      atoms += static_cast<int>(s.size());
+    batch = bd::SystemsBatch({static_cast<int>(systems.size()), atoms}, 1);
+    bd::append_systems(batch, systems, species);
+  }
+  std::vector<bd::HostSystem> systems() const {
+    std::vector<int> slots(static_cast<std::size_t>(batch.num_systems()));
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      slots[i] = static_cast<int>(i);
+    return bd::copy_systems_to_host(batch, slots, species);
+  }
+  std::vector<std::int64_t> steps() const {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps);
+    return {h.data(), h.data() + batch.num_systems()};
+  }
+  std::vector<double> forces() const {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.forces);
+    return {h.data(), h.data() + 3 * batch.num_atoms()};
+  }
+  bool all_finished() const {
+    const auto st = batch.status_on_host();
+    return std::all_of(st.begin(), st.end(),
+                       [](int s) { return s == static_cast<int>(bd::SystemStatus::Finished); });
+  }
+};
+
+}  // namespace baton::test

@@ -117,6 +117,27 @@ TEST_CASE("neighbour lists give the forces, energy and virial of all pairs") {
   }
 }
 
+TEST_CASE("lists of small cells: every image within reach, or minimum images when too narrow") {
+  // 108 atoms, widths 5.04 (tilted: less): cutoff + skin 2.8 gives one bin per axis and images
+  // found per pair; skin 3 makes cutoff + skin longer than the width: minimum images per pair.
+  const bd::LennardJones lj = lj25();
+  bd::NeighbourSettings always;
+  always.all_pairs_below = 0;
+  for (const double tilt : {0.0, 0.1}) {
+    for (const double skin : {0.3, 3.0}) {
+      CAPTURE(tilt);
+      CAPTURE(skin);
+      const bd::HostSystem s = crystal(3, tilt, {true, true, true});
+      Batch listed({s}), all({s});
+      bd::NeighbourLists lists(always), none(never_lists());
+      forces_with(lj, listed, lists, skin, true);
+      forces_with(lj, all, none, skin, true);
+      check_same(listed, all);
+      CHECK(lists.builds() == 2);
+    }
+  }
+}
+
 TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
   const char* path = BATON_EAM_FUNCFL_FILE;
   if (!std::ifstream(path)) {
@@ -134,11 +155,13 @@ TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
     systems.push_back(s);
   }
   Batch listed(systems), all(systems);
-  bd::NeighbourLists lists(bd::NeighbourSettings{}), none(never_lists());
+  bd::NeighbourSettings large_only;
+  large_only.all_pairs_below = 256;
+  bd::NeighbourLists lists(large_only), none(never_lists());
   forces_with(eam, listed, lists, 1.0, true);
   forces_with(eam, all, none, 1.0, true);
   check_same(listed, all);
-  // The two systems of at least all_pairs_below atoms, twice (learning the lengths, then filling).
+  // The two systems of at least 256 atoms, twice (learning the lengths, then filling).
   CHECK(lists.builds() == 4);
 
   // Removing a system moves the others to other slots and rows: their lists are rebuilt there.

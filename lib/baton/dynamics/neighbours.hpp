@@ -32,7 +32,7 @@ struct NeighbourSettings {
   /// (Units::skin: 0.3 sigma in lj units, 2 Angstrom in metal units, as LAMMPS).
   double skin = -1;
   /// Systems with fewer atoms loop over all pairs and have no list (measured: docs/performance.md).
-  int all_pairs_below = 256;
+  int all_pairs_below = 64;
   /// Most neighbours a list holds per atom. An atom with more (atoms on top of each other, an
   /// absurd density) makes its system loop over all pairs instead: slower, never wrong.
   int max_neighbours = 2048;
@@ -212,10 +212,15 @@ struct NeighbourData {
     return fl > u ? fl - 1 : fl;
   }
 
+  /// A stencil entry that stands for every image of its bin within rl (found per pair).
+  static constexpr int any_image = 2;
+
   /// Where bins lie: along each axis, coordinate u (fractional in a periodic cell, Cartesian for
   /// a cluster) maps to bin (u - lo) * scale.
   struct Bins {
     bool fractional = false;
+    bool wide[3] = {false, false, false};  ///< periodic width >= rl
+    double q[3] = {0, 0, 0};  ///< rl / width (a little more): the fractional reach of rl
     int nb[3] = {1, 1, 1};
     double lo[3] = {0, 0, 0};
     double scale[3] = {1, 1, 1};
@@ -231,6 +236,8 @@ struct NeighbourData {
         const double c2 = cell.inv[k] * cell.inv[k] + cell.inv[3 + k] * cell.inv[3 + k] +
                           cell.inv[6 + k] * cell.inv[6 + k];  // 1 / width^2
         g.nb[k] = c2 > 0 ? bins_along(1 / math_sqrt(c2), rl) : 1;
+        g.wide[k] = c2 > 0 && 1 / math_sqrt(c2) >= rl;
+        g.q[k] = rl * math_sqrt(c2) * (1 + 1e-9) + 1e-12;
         g.scale[k] = g.nb[k];
       } else {
         double lo = 0, hi = 0;
@@ -339,70 +346,119 @@ struct NeighbourData {
         }
     });
     team.team_barrier();
-    // Each atom's list: the atoms of its bin and the adjacent ones, closer than rl. With at least
-    // three bins along every periodic axis, each image of j the stencil meets is a distinct one,
-    // the only one within rl (the widths are >= 3 rl), so entries carry it and no force
-    // evaluation needs minimum images; otherwise entries are minimum images.
+    // Each atom's list: the atoms of its bin and the adjacent ones, closer than rl. Along a
+    // periodic axis at least rl wide, each image of j the stencil meets is a distinct one: with
+    // three or more bins the stencil wraps around (and the wrap is the image); with fewer, every
+    // bin is visited with each of the images -1, 0, +1 (rl <= width: no farther image is within
+    // rl). Entries then carry their image and force evaluations need no minimum images. Only a
+    // periodic axis narrower than rl makes the list one of minimum images (cutoff_problem still
+    // keeps the cutoff within half the width).
     const double rl2 = list_cutoff2;
     const bool periodic = pbc != 0;
     bool shifted = true;
     for (int k = 0; k < 3; ++k)
-      shifted = shifted && (!periodic || !cell.periodic[k] || g.nb[k] >= 3);
+      shifted = shifted && (!periodic || !cell.periodic[k] || g.wide[k]);
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
       int c[3];
       bin_coords(g, cell, i, c);
-      int first[3], span[3];
-      bool wrap[3];
+      // Along each axis, the bins to visit and the image of j each stands for.
+      int bin[3][6], image[3][6], span[3];
       for (int k = 0; k < 3; ++k) {
-        wrap[k] = g.nb[k] >= 3 && g.fractional && cell.periodic[k];
-        if (g.nb[k] < 3) {
-          first[k] = 0;
-          span[k] = g.nb[k];
-        } else if (wrap[k]) {
-          first[k] = c[k] - 1;
-          span[k] = 3;
+        const bool along = periodic && cell.periodic[k];
+        span[k] = 0;
+        if (along && shifted && g.nb[k] >= 3) {
+          for (int w = c[k] - 1; w <= c[k] + 1; ++w) {
+            const int o = w < 0 ? -1 : (w >= g.nb[k] ? 1 : 0);
+            image[k][span[k]] = o;
+            bin[k][span[k]] = w - o * g.nb[k];
+            ++span[k];
+          }
+        } else if (along && shifted) {
+          for (int w = 0; w < g.nb[k]; ++w) {
+            image[k][span[k]] = any_image;
+            bin[k][span[k]] = w;
+            ++span[k];
+          }
+        } else if (g.nb[k] < 3) {
+          for (int w = 0; w < g.nb[k]; ++w) {
+            image[k][span[k]] = 0;
+            bin[k][span[k]] = w;
+            ++span[k];
+          }
         } else {
-          first[k] = c[k] > 0 ? c[k] - 1 : 0;
-          span[k] = (c[k] + 1 < g.nb[k] ? c[k] + 1 : g.nb[k] - 1) - first[k] + 1;
+          for (int w = c[k] - 1; w <= c[k] + 1; ++w)
+            if (along || (w >= 0 && w < g.nb[k])) {  // along: min images, wrap the bin only
+              image[k][span[k]] = 0;
+              bin[k][span[k]] = (w + g.nb[k]) % g.nb[k];
+              ++span[k];
+            }
         }
       }
-      const double xi = x(i, 0) - x_cells(i, 0), yi = x(i, 1) - x_cells(i, 1),
-                   zi = x(i, 2) - x_cells(i, 2);
+      const double xi[3] = {x(i, 0) - x_cells(i, 0), x(i, 1) - x_cells(i, 1),
+                            x(i, 2) - x_cells(i, 2)};
       int m = 0;
       for (int o0 = 0; o0 < span[0]; ++o0)
         for (int o1 = 0; o1 < span[1]; ++o1)
           for (int o2 = 0; o2 < span[2]; ++o2) {
-            int w[3] = {first[0] + o0, first[1] + o1, first[2] + o2};
-            int o[3] = {0, 0, 0};  // the image: whole cells added to j
-            for (int k = 0; k < 3; ++k)
-              if (wrap[k] && (w[k] < 0 || w[k] >= g.nb[k])) {
-                o[k] = w[k] < 0 ? -1 : 1;
-                w[k] -= o[k] * g.nb[k];
-              }
-            const int code = 9 * (o[0] + 1) + 3 * (o[1] + 1) + (o[2] + 1);
-            double t[3];
-            for (int d = 0; d < 3; ++d)
-              t[d] = o[0] * cell.h[d] + o[1] * cell.h[3 + d] + o[2] * cell.h[6 + d];
-            const int b = (w[0] * g.nb[1] + w[1]) * g.nb[2] + w[2];
+            const int fixed[3] = {image[0][o0], image[1][o1], image[2][o2]};
+            const bool any =
+                fixed[0] == any_image || fixed[1] == any_image || fixed[2] == any_image;
+            // The common case: one image, the stencil's, and its shift.
+            const int code = shifted && !any
+                                 ? 9 * (fixed[0] + 1) + 3 * (fixed[1] + 1) + (fixed[2] + 1)
+                                 : image_codes / 2;
+            double t[3] = {0, 0, 0};
+            if (shifted && !any)
+              for (int k = 0; k < 3; ++k)
+                t[k] = fixed[0] * cell.h[k] + fixed[1] * cell.h[3 + k] + fixed[2] * cell.h[6 + k];
+            const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
             const int s0 = begin + bin_start(begin + b), s1 = s0 + bin_fill(begin + b);
             for (int p = s0; p < s1; ++p) {
               const int j = sorted(p);
               if (Half ? j <= i : j == i)
                 continue;
-              double dx = xi - (x(j, 0) - x_cells(j, 0)), dy = yi - (x(j, 1) - x_cells(j, 1)),
-                     dz = zi - (x(j, 2) - x_cells(j, 2));
-              if (shifted) {
-                dx -= t[0];
-                dy -= t[1];
-                dz -= t[2];
-              } else if (periodic) {
-                cell.minimum_image(dx, dy, dz);
+              double d[3];
+              for (int k = 0; k < 3; ++k)
+                d[k] = xi[k] - (x(j, k) - x_cells(j, k)) - t[k];
+              if (!any) {
+                if (!shifted && periodic)
+                  cell.minimum_image(d[0], d[1], d[2]);
+                if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rl2) {
+                  if (m < capacity)
+                    list(i, m) = j * image_codes + code;
+                  ++m;
+                }
+                continue;
               }
-              if (dx * dx + dy * dy + dz * dz < rl2) {
-                if (m < capacity)
-                  list(i, m) = j * image_codes + (shifted ? code : image_codes / 2);
-                ++m;
+              // Along an axis with fewer than three bins: the images of j whose fractional
+              // distance is within rl / width (at most two).
+              int lo[3], hi[3];
+              for (int k = 0; k < 3; ++k) {
+                if (fixed[k] != any_image) {
+                  lo[k] = hi[k] = fixed[k];
+                  continue;
+                }
+                const double du =
+                    d[0] * cell.inv[k] + d[1] * cell.inv[3 + k] + d[2] * cell.inv[6 + k];
+                const bool near = du < g.q[k] && du > -g.q[k];
+                lo[k] = du < g.q[k] - 1 ? -1 : (near ? 0 : 1);
+                hi[k] = du > 1 - g.q[k] ? 1 : (near ? 0 : -1);
               }
+              for (int a0 = lo[0]; a0 <= hi[0]; ++a0)
+                for (int a1 = lo[1]; a1 <= hi[1]; ++a1)
+                  for (int a2 = lo[2]; a2 <= hi[2]; ++a2) {
+                    double r2 = 0;
+                    for (int k = 0; k < 3; ++k) {
+                      const double e =
+                          d[k] - (a0 * cell.h[k] + a1 * cell.h[3 + k] + a2 * cell.h[6 + k]);
+                      r2 += e * e;
+                    }
+                    if (r2 < rl2) {
+                      if (m < capacity)
+                        list(i, m) = j * image_codes + 9 * (a0 + 1) + 3 * (a1 + 1) + (a2 + 1);
+                      ++m;
+                    }
+                  }
             }
           }
       num(i) = m;

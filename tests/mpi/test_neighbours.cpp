@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <array>
 #include <baton/dynamics/cell.hpp>
 #include <baton/dynamics/eam.hpp>
@@ -164,13 +165,21 @@ TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
   // The two systems of at least 256 atoms, twice (learning the lengths, then filling).
   CHECK(lists.builds() == 4);
 
-  // Removing a system moves the others to other slots and rows: their lists are rebuilt there.
+  // Removing a system moves the others to other slots and rows: their lists are rebuilt there,
+  // from the same origin, so the moved system's forces are the same to the bit.
+  const auto before = listed.systems();
+  const auto forces_before = listed.forces();  // the 500-atom system: rows 972 to 1472
   listed.batch.remove({0});
   all.batch.remove({0});
   forces_with(eam, listed, lists, 1.0, true);
   forces_with(eam, all, none, 1.0, true);
   check_same(listed, all);
   CHECK(lists.builds() == 5);  // only the 500-atom system, now in slot 1
+  const auto after = listed.systems();
+  const auto forces_after = listed.forces();  // now rows 108 to 608
+  CHECK(after[1].energy == before[2].energy);
+  CHECK(std::equal(forces_after.begin() + 3 * 108, forces_after.begin() + 3 * 608,
+                   forces_before.begin() + 3 * 972));
 }
 
 TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {

@@ -124,6 +124,7 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
   upload(batch.virial, vir, sr);
   upload1(batch.pbc, per, sr);
   upload1(batch.failed, bad, sr);
+  Kokkos::deep_copy(Kokkos::subview(batch.list_built, sr), 0);  // no neighbour list yet
   batch.set_counts(s0 + n, a0 + na);
 }
 

@@ -32,7 +32,6 @@ void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, d
     data_.bin_start = D::view<int*>("baton::neighbours::bin_start", atoms);
     data_.bin_fill = D::view<int*>("baton::neighbours::bin_fill", atoms);
     data_.sorted = D::view<int*>("baton::neighbours::sorted", atoms);
-    data_.x_ref = D::view<double* [3]>("baton::neighbours::x_ref", atoms);
     data_.x_cells = D::view<double* [3]>("baton::neighbours::x_cells", atoms);
     data_.x_now = D::view<double* [3]>("baton::neighbours::x_now", atoms);
     data_.key = D::view<int* [7]>("baton::neighbours::key", systems);
@@ -54,6 +53,8 @@ void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, d
     cutoff_squared_ = cutoff_squared;
     skin_ = skin;
   }
+  data_.x_ref = batch.list_origin;
+  data_.origin_built = batch.list_built;
   data_.max_capacity = settings_.max_neighbours;
   data_.all_pairs_below = settings_.all_pairs_below;
 }

@@ -114,7 +114,10 @@ struct NeighbourData {
   view<int**> list;  ///< [atom][capacity]
   view<int*> num;    ///< neighbours of the atom (may exceed capacity: then the list is unusable)
   view<int*> bin_of, bin_start, bin_fill, sorted;  ///< binning, rows [begin, begin + bins)
-  view<double* [3]> x_ref;                         ///< positions at the last build
+  /// The batch's list_origin and list_built (SystemsBatch): the positions each system's list was
+  /// built from, travelling with the system through slot moves.
+  view<double* [3]> x_ref;
+  view<int*> origin_built;
   view<double* [3]> x_cells;  ///< the whole cells each atom was in then (shifted lists)
   view<double* [3]> x_now;    ///< positions less x_cells, for one force evaluation
   /// Per slot: first atom row, atoms, pbc bits, half (1) or full (0), largest list needed, 1 when
@@ -176,21 +179,32 @@ struct NeighbourData {
                 key(slot, 2) == pbc && key(slot, 3) == (Half ? 1 : 0) && key_id(slot) == id;
     for (int k = 0; k < 9; ++k)
       same = same && key_cell(slot, k) == cell.h[k];
-    if (same) {
-      const double moved = team_max(team, begin, end, [&](int i) {
-        double d2 = 0;
+    // Moved: some atom is more than half the skin from the list's origin (or there is none).
+    bool moved = origin_built(slot) != 1;
+    if (!moved)
+      moved = team_max(team, begin, end, [&](int i) {
+                double d2 = 0;
+                for (int d = 0; d < 3; ++d)
+                  d2 += (x(i, d) - x_ref(i, d)) * (x(i, d) - x_ref(i, d));
+                return d2 > half_skin2 ? 1.0 : 0.0;
+              }) > 0;
+    if (same && !moved)
+      return key(slot, 4);
+    team.team_barrier();  // every thread has read the key and the origin before they change
+    if (moved) {          // a new origin: the current positions
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
         for (int d = 0; d < 3; ++d)
-          d2 += (x(i, d) - x_ref(i, d)) * (x(i, d) - x_ref(i, d));
-        return d2 > half_skin2 ? 1.0 : 0.0;
+          x_ref(i, d) = x(i, d);
       });
-      if (moved == 0)
-        return key(slot, 4);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { origin_built(slot) = 1; });
+      team.team_barrier();
     }
-    team.team_barrier();  // every thread has read the key before the build rewrites it
-    return build<Half>(team, slot, id, begin, end, cell, x, pbc);
+    // Otherwise the slot, the rows or this object changed: the same list again, from the same
+    // origin, so that a system's pairs (and their order) never depend on where it sits.
+    return build<Half>(team, slot, id, begin, end, cell, x_ref, pbc);
   }
 
- private:
+  // The build's parts (also used by BinPairs).
   /// Bins of width >= rl along an extent (1 when it is not a usable number).
   KOKKOS_INLINE_FUNCTION static int bins_along(double extent, double rl) {
     if (!(extent >= rl) || !(rl > 0))
@@ -266,7 +280,7 @@ struct NeighbourData {
     return g;
   }
 
-  /// Positions the binning reads (set by build; x_ref holds them at that point).
+  /// Positions the binning reads: the list's origin.
   KOKKOS_INLINE_FUNCTION double x_at(int i, int k) const { return x_ref(i, k); }
 
   /// Atom i's bin along each axis, and (`whole`) the whole cells it lies beyond the cell along the
@@ -294,15 +308,119 @@ struct NeighbourData {
     }
   }
 
+  /// Calls f(j, image code, dx, dy, dz) for every neighbour j of atom i (j > i when Half) closer
+  /// than rl at positions x, found through the bins `g` of the last build: its own bin and the
+  /// adjacent ones. Along a periodic axis at least rl wide, each image of j the stencil meets is a
+  /// distinct one: with three or more bins the stencil wraps around (and the wrap is the image);
+  /// with fewer, every bin is visited and the images of j within rl / width (fractional) are
+  /// tried. Such entries carry their image (`shifted`) and force evaluations need no minimum
+  /// images. Only a periodic axis narrower than rl makes entries minimum images (cutoff_problem
+  /// still keeps the cutoff within half the width). Valid while no atom moved more than half the
+  /// skin since the build.
+  template <bool Half, class F>
+  KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const CellImage& cell, bool shifted,
+                                             int begin, int i, const Positions& x,
+                                             const F& f) const {
+    const double rl2 = list_cutoff2;
+    const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
+    int c[3];
+    bin_coords(g, cell, i, c);
+    // Along each axis, the bins to visit and the image of j each stands for.
+    int bin[3][6], image[3][6], span[3];
+    for (int k = 0; k < 3; ++k) {
+      const bool along = periodic && cell.periodic[k];
+      span[k] = 0;
+      if (along && shifted && g.nb[k] >= 3) {
+        for (int w = c[k] - 1; w <= c[k] + 1; ++w) {
+          const int o = w < 0 ? -1 : (w >= g.nb[k] ? 1 : 0);
+          image[k][span[k]] = o;
+          bin[k][span[k]] = w - o * g.nb[k];
+          ++span[k];
+        }
+      } else if (along && shifted) {
+        for (int w = 0; w < g.nb[k]; ++w) {
+          image[k][span[k]] = any_image;
+          bin[k][span[k]] = w;
+          ++span[k];
+        }
+      } else if (g.nb[k] < 3) {
+        for (int w = 0; w < g.nb[k]; ++w) {
+          image[k][span[k]] = 0;
+          bin[k][span[k]] = w;
+          ++span[k];
+        }
+      } else {
+        for (int w = c[k] - 1; w <= c[k] + 1; ++w)
+          if (along || (w >= 0 && w < g.nb[k])) {  // along: min images, wrap the bin only
+            image[k][span[k]] = 0;
+            bin[k][span[k]] = (w + g.nb[k]) % g.nb[k];
+            ++span[k];
+          }
+      }
+    }
+    const double xi[3] = {x(i, 0) - x_cells(i, 0), x(i, 1) - x_cells(i, 1),
+                          x(i, 2) - x_cells(i, 2)};
+    for (int o0 = 0; o0 < span[0]; ++o0)
+      for (int o1 = 0; o1 < span[1]; ++o1)
+        for (int o2 = 0; o2 < span[2]; ++o2) {
+          const int fixed[3] = {image[0][o0], image[1][o1], image[2][o2]};
+          const bool any = fixed[0] == any_image || fixed[1] == any_image || fixed[2] == any_image;
+          // The common case: one image, the stencil's, and its shift.
+          const int code = shifted && !any
+                               ? 9 * (fixed[0] + 1) + 3 * (fixed[1] + 1) + (fixed[2] + 1)
+                               : image_codes / 2;
+          double t[3] = {0, 0, 0};
+          if (shifted && !any)
+            for (int k = 0; k < 3; ++k)
+              t[k] = fixed[0] * cell.h[k] + fixed[1] * cell.h[3 + k] + fixed[2] * cell.h[6 + k];
+          const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
+          const int s0 = begin + bin_start(begin + b), s1 = s0 + bin_fill(begin + b);
+          for (int p = s0; p < s1; ++p) {
+            const int j = sorted(p);
+            if (Half ? j <= i : j == i)
+              continue;
+            double d[3];
+            for (int k = 0; k < 3; ++k)
+              d[k] = xi[k] - (x(j, k) - x_cells(j, k)) - t[k];
+            if (!any) {
+              if (!shifted && periodic)
+                cell.minimum_image(d[0], d[1], d[2]);
+              if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rl2)
+                f(j, code, d[0], d[1], d[2]);
+              continue;
+            }
+            // Along an axis with fewer than three bins: the images of j whose fractional
+            // distance is within rl / width (at most two).
+            int lo[3], hi[3];
+            for (int k = 0; k < 3; ++k) {
+              if (fixed[k] != any_image) {
+                lo[k] = hi[k] = fixed[k];
+                continue;
+              }
+              const double du =
+                  d[0] * cell.inv[k] + d[1] * cell.inv[3 + k] + d[2] * cell.inv[6 + k];
+              const bool near = du < g.q[k] && du > -g.q[k];
+              lo[k] = du < g.q[k] - 1 ? -1 : (near ? 0 : 1);
+              hi[k] = du > 1 - g.q[k] ? 1 : (near ? 0 : -1);
+            }
+            for (int a0 = lo[0]; a0 <= hi[0]; ++a0)
+              for (int a1 = lo[1]; a1 <= hi[1]; ++a1)
+                for (int a2 = lo[2]; a2 <= hi[2]; ++a2) {
+                  double e[3];
+                  for (int k = 0; k < 3; ++k)
+                    e[k] = d[k] - (a0 * cell.h[k] + a1 * cell.h[3 + k] + a2 * cell.h[6 + k]);
+                  if (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < rl2)
+                    f(j, 9 * (a0 + 1) + 3 * (a1 + 1) + (a2 + 1), e[0], e[1], e[2]);
+                }
+          }
+        }
+  }
+
   template <bool Half>
   KOKKOS_INLINE_FUNCTION int build(const TeamMember& team, int slot, std::int64_t id, int begin,
                                    int end, const CellImage& cell, const Positions& x,
                                    int pbc) const {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-      for (int d = 0; d < 3; ++d)
-        x_ref(i, d) = x(i, d);
-    });
-    team.team_barrier();
+    // x is the origin, x_ref.
     const Bins g = bins_for(team, begin, end, cell, pbc);
     const int nbins = g.nb[0] * g.nb[1] * g.nb[2];
     // Counting sort of the atoms by bin: sizes, starts, then the atoms of each bin by index.
@@ -346,121 +464,17 @@ struct NeighbourData {
         }
     });
     team.team_barrier();
-    // Each atom's list: the atoms of its bin and the adjacent ones, closer than rl. Along a
-    // periodic axis at least rl wide, each image of j the stencil meets is a distinct one: with
-    // three or more bins the stencil wraps around (and the wrap is the image); with fewer, every
-    // bin is visited with each of the images -1, 0, +1 (rl <= width: no farther image is within
-    // rl). Entries then carry their image and force evaluations need no minimum images. Only a
-    // periodic axis narrower than rl makes the list one of minimum images (cutoff_problem still
-    // keeps the cutoff within half the width).
-    const double rl2 = list_cutoff2;
-    const bool periodic = pbc != 0;
     bool shifted = true;
     for (int k = 0; k < 3; ++k)
-      shifted = shifted && (!periodic || !cell.periodic[k] || g.wide[k]);
+      shifted = shifted && (!pbc || !cell.periodic[k] || g.wide[k]);
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
-      int c[3];
-      bin_coords(g, cell, i, c);
-      // Along each axis, the bins to visit and the image of j each stands for.
-      int bin[3][6], image[3][6], span[3];
-      for (int k = 0; k < 3; ++k) {
-        const bool along = periodic && cell.periodic[k];
-        span[k] = 0;
-        if (along && shifted && g.nb[k] >= 3) {
-          for (int w = c[k] - 1; w <= c[k] + 1; ++w) {
-            const int o = w < 0 ? -1 : (w >= g.nb[k] ? 1 : 0);
-            image[k][span[k]] = o;
-            bin[k][span[k]] = w - o * g.nb[k];
-            ++span[k];
-          }
-        } else if (along && shifted) {
-          for (int w = 0; w < g.nb[k]; ++w) {
-            image[k][span[k]] = any_image;
-            bin[k][span[k]] = w;
-            ++span[k];
-          }
-        } else if (g.nb[k] < 3) {
-          for (int w = 0; w < g.nb[k]; ++w) {
-            image[k][span[k]] = 0;
-            bin[k][span[k]] = w;
-            ++span[k];
-          }
-        } else {
-          for (int w = c[k] - 1; w <= c[k] + 1; ++w)
-            if (along || (w >= 0 && w < g.nb[k])) {  // along: min images, wrap the bin only
-              image[k][span[k]] = 0;
-              bin[k][span[k]] = (w + g.nb[k]) % g.nb[k];
-              ++span[k];
-            }
-        }
-      }
-      const double xi[3] = {x(i, 0) - x_cells(i, 0), x(i, 1) - x_cells(i, 1),
-                            x(i, 2) - x_cells(i, 2)};
       int m = 0;
-      for (int o0 = 0; o0 < span[0]; ++o0)
-        for (int o1 = 0; o1 < span[1]; ++o1)
-          for (int o2 = 0; o2 < span[2]; ++o2) {
-            const int fixed[3] = {image[0][o0], image[1][o1], image[2][o2]};
-            const bool any =
-                fixed[0] == any_image || fixed[1] == any_image || fixed[2] == any_image;
-            // The common case: one image, the stencil's, and its shift.
-            const int code = shifted && !any
-                                 ? 9 * (fixed[0] + 1) + 3 * (fixed[1] + 1) + (fixed[2] + 1)
-                                 : image_codes / 2;
-            double t[3] = {0, 0, 0};
-            if (shifted && !any)
-              for (int k = 0; k < 3; ++k)
-                t[k] = fixed[0] * cell.h[k] + fixed[1] * cell.h[3 + k] + fixed[2] * cell.h[6 + k];
-            const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
-            const int s0 = begin + bin_start(begin + b), s1 = s0 + bin_fill(begin + b);
-            for (int p = s0; p < s1; ++p) {
-              const int j = sorted(p);
-              if (Half ? j <= i : j == i)
-                continue;
-              double d[3];
-              for (int k = 0; k < 3; ++k)
-                d[k] = xi[k] - (x(j, k) - x_cells(j, k)) - t[k];
-              if (!any) {
-                if (!shifted && periodic)
-                  cell.minimum_image(d[0], d[1], d[2]);
-                if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rl2) {
-                  if (m < capacity)
-                    list(i, m) = j * image_codes + code;
-                  ++m;
-                }
-                continue;
-              }
-              // Along an axis with fewer than three bins: the images of j whose fractional
-              // distance is within rl / width (at most two).
-              int lo[3], hi[3];
-              for (int k = 0; k < 3; ++k) {
-                if (fixed[k] != any_image) {
-                  lo[k] = hi[k] = fixed[k];
-                  continue;
-                }
-                const double du =
-                    d[0] * cell.inv[k] + d[1] * cell.inv[3 + k] + d[2] * cell.inv[6 + k];
-                const bool near = du < g.q[k] && du > -g.q[k];
-                lo[k] = du < g.q[k] - 1 ? -1 : (near ? 0 : 1);
-                hi[k] = du > 1 - g.q[k] ? 1 : (near ? 0 : -1);
-              }
-              for (int a0 = lo[0]; a0 <= hi[0]; ++a0)
-                for (int a1 = lo[1]; a1 <= hi[1]; ++a1)
-                  for (int a2 = lo[2]; a2 <= hi[2]; ++a2) {
-                    double r2 = 0;
-                    for (int k = 0; k < 3; ++k) {
-                      const double e =
-                          d[k] - (a0 * cell.h[k] + a1 * cell.h[3 + k] + a2 * cell.h[6 + k]);
-                      r2 += e * e;
-                    }
-                    if (r2 < rl2) {
-                      if (m < capacity)
-                        list(i, m) = j * image_codes + 9 * (a0 + 1) + 3 * (a1 + 1) + (a2 + 1);
-                      ++m;
-                    }
-                  }
-            }
-          }
+      each_candidate<Half>(g, cell, shifted, begin, i, x,
+                           [&](int j, int code, double, double, double) {
+                             if (m < capacity)
+                               list(i, m) = j * image_codes + code;
+                             ++m;
+                           });
       num(i) = m;
       return static_cast<double>(m);
     }));
@@ -484,6 +498,37 @@ struct NeighbourData {
     return longest;
   }
 };
+
+/// The pairs of a system whose list did not fit: found through the bins of its last build, as the
+/// build finds them (O(N), about six times the candidates of a list), each with its displacement.
+struct BinPairs {
+  NeighbourData lists;
+  NeighbourData::Bins bins;
+  CellImage cell;
+  bool shifted = false;
+  int begin = 0;
+  Positions x;
+  template <bool Half, class F>
+  KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
+    lists.each_candidate<Half>(
+        bins, cell, shifted, begin, i, x,
+        [&](int j, int, double dx, double dy, double dz) { f(j, dx, dy, dz); });
+  }
+};
+
+/// The BinPairs of the system in `slot` after refresh() (the team's threads call it together).
+KOKKOS_INLINE_FUNCTION BinPairs bin_pairs(const NeighbourData& lists, const TeamMember& team,
+                                          int slot, int begin, int end, const CellImage& cell,
+                                          const Positions& x) {
+  BinPairs p;
+  p.lists = lists;
+  p.bins = lists.bins_for(team, begin, end, cell, lists.key(slot, 2));
+  p.cell = cell;
+  p.shifted = lists.key(slot, 6) == 1;
+  p.begin = begin;
+  p.x = x;
+  return p;
+}
 
 }  // namespace detail
 

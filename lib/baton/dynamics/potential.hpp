@@ -206,24 +206,27 @@ KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot,
   }
 }
 
-/// Forces on one system: over its neighbour list when it uses one and the list fits, otherwise
-/// over all its pairs (minimum images in a periodic cell). Returns false when the list did not
-/// fit but can grow (the caller stops the system's steps for this call so that the stage can
-/// grow the lists and go on).
+/// Forces on one system: over its neighbour list when it uses one and the list fits, through the
+/// bins of that list's build when it does not (O(N) still), otherwise over all its pairs (minimum
+/// images in a periodic cell). Returns false when the list did not fit but can grow (the caller
+/// stops the system's steps for this call so that the stage can grow the lists and go on).
 template <bool HalfPairs, bool Virial, class K>
 KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
                                           const NeighbourData& lists, int slot, std::int64_t id,
                                           const Positions& x, const SpeciesView& species,
                                           const Positions& f, const AtomScratch& scratch, int begin,
                                           int end, const CellImage& cell, SystemForces& out) {
-  int longest = 0;
   if (lists.used_for(end - begin)) {
-    longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
+    const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
     if (longest <= lists.capacity) {
       team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
                                      lists.pairs(team, slot, begin, end, cell, x), begin, end, out);
       return true;
     }
+    team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
+                                   bin_pairs(lists, team, slot, begin, end, cell, x), begin, end,
+                                   out);
+    return longest > lists.max_capacity;
   }
   if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
     team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
@@ -231,7 +234,7 @@ KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
   else
     team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
                                    AllPairs<false>{x, cell, begin, end}, begin, end, out);
-  return longest <= lists.capacity || longest > lists.max_capacity;
+  return true;
 }
 
 }  // namespace detail

@@ -31,6 +31,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   species = alloc<view<int*>>("species", na);
   system_of_atom = alloc<view<int*>>("system_of_atom", na);
   atom_scratch = alloc<view<double* [2]>>("atom_scratch", na);
+  list_origin = alloc<view<double* [3]>>("list_origin", na);
   offset = alloc<view<int*>>("offset", ns);
   count = alloc<view<int*>>("count", ns);
   id = alloc<view<std::int64_t*>>("id", ns);
@@ -45,6 +46,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   pbc = alloc<view<int*>>("pbc", ns);
   failed = alloc<view<int*>>("failed", ns);
   scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
+  list_built = alloc<view<int*>>("list_built", ns);
 }
 
 void SystemsBatch::set_counts(int systems, int atoms) {
@@ -123,13 +125,13 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   const int stages = static_cast<int>(stage_steps.extent(1));
   SystemsBatch& b = *this;
   view<double*[3]> t_pos("t_pos", n_move_atoms), t_vel("t_vel", n_move_atoms),
-      t_frc("t_frc", n_move_atoms);
+      t_frc("t_frc", n_move_atoms), t_origin("t_origin", n_move_atoms);
   view<double*> t_mass("t_mass", n_move_atoms);
   view<int*> t_species("t_species", n_move_atoms), t_sys("t_sys", n_move_atoms);
   using policy = Kokkos::TeamPolicy<execution_space>;
   auto off = b.offset;
   auto cnt = b.count;
-  auto pos = b.positions, vel = b.velocities, frc = b.forces;
+  auto pos = b.positions, vel = b.velocities, frc = b.forces, origin = b.list_origin;
   auto mass = b.masses;
   auto spec = b.species;
   Kokkos::parallel_for(
@@ -144,6 +146,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
             t_pos(dst + a, d) = pos(src_off + a, d);
             t_vel(dst + a, d) = vel(src_off + a, d);
             t_frc(dst + a, d) = frc(src_off + a, d);
+            t_origin(dst + a, d) = origin(src_off + a, d);
           }
           t_mass(dst + a) = mass(src_off + a);
           t_species(dst + a) = spec(src_off + a);
@@ -158,7 +161,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
   view<double* [6]> s_virial("s_virial", n_move);
   view<double* [9]> s_cell("s_cell", n_move);
-  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move);
+  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move), s_built("s_built", n_move);
   auto ids = b.id;
   auto st = b.steps;
   auto en = b.energy;
@@ -170,6 +173,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   auto cel = b.cell;
   auto per = b.pbc;
   auto bad = b.failed;
+  auto built = b.list_built;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
@@ -190,6 +194,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           s_cell(k, j) = cel(src, j);
         s_pbc(k) = per(src);
         s_failed(k) = bad(src);
+        s_built(k) = built(src);
       });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
@@ -212,6 +217,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           cel(dst, j) = s_cell(k, j);
         per(dst) = s_pbc(k);
         bad(dst) = s_failed(k);
+        built(dst) = s_built(k);
       });
   auto sys = b.system_of_atom;
   Kokkos::parallel_for(
@@ -222,6 +228,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
           pos(dst, d) = t_pos(a, d);
           vel(dst, d) = t_vel(a, d);
           frc(dst, d) = t_frc(a, d);
+          origin(dst, d) = t_origin(a, d);
         }
         mass(dst) = t_mass(a);
         spec(dst) = t_species(a);

@@ -63,6 +63,10 @@ class SystemsBatch {
   /// Two values per atom a many-body potential may use within one force evaluation (EAM: the
   /// density, then F'(density)). Not moved when slots are compacted, never sent.
   view<double* [2]> atom_scratch;
+  /// The positions a stage's neighbour list was last built from (neighbours.hpp), valid where
+  /// `list_built` is 1. Moved with the system when slots are compacted, never sent: a system keeps
+  /// the same list through slot moves, so its results do not depend on the systems around it.
+  view<double* [3]> list_origin;
 
   // Per system slot (rows [0, num_systems()) are in use).
   view<int*> offset;       ///< first atom row
@@ -84,6 +88,9 @@ class SystemsBatch {
   /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
   /// a system enters a batch; moved with the system when slots are compacted; never sent.
   view<double* [batch_scratch_size]> scratch;
+  /// 1 when list_origin holds the system's list origin; 0 when it enters a batch. Moved with the
+  /// system when slots are compacted; never sent.
+  view<int*> list_built;
 
   /// Makes `systems` and `atoms` the counts after the caller filled rows [num_systems(), systems)
   /// and [num_atoms(), atoms) itself (offset, count, system_of_atom included). Checked against

@@ -209,6 +209,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   auto steps = batch.steps;
   auto status = batch.status;
   auto scratch = batch.scratch;
+  auto list_built = batch.list_built;
   auto species = batch.species;
   auto system_of_atom = batch.system_of_atom;
   auto energy = batch.energy;
@@ -246,6 +247,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           status(s) = static_cast<int>(dynamics::SystemStatus::Active);
           for (int j = 0; j < dynamics::batch_scratch_size; ++j)
             scratch(s, j) = 0.0;
+          list_built(s) = 0;
           energy(s) = reals(L.energy() + k);
           fmax(s) = reals(L.fmax() + k);
         });

@@ -143,27 +143,24 @@ struct NeighbourData {
   /// together: a shifted list of a periodic system first fills x_now).
   KOKKOS_INLINE_FUNCTION ListPairs pairs(const TeamMember& team, int slot, int begin, int end,
                                          const CellImage& cell, const Positions& x) const {
-    ListPairs p;
-    p.list = list;
-    p.num = num;
-    p.cell = cell;
-    p.min_image = key(slot, 6) == 0;
-    const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
+    // Views are never default-constructed and assigned here: see docs/building.md,
+    // "Default-constructed Views and GCC 12".
+    const bool min_image = key(slot, 6) == 0;
+    const bool shifted_now =
+        !min_image && (cell.periodic[0] || cell.periodic[1] || cell.periodic[2]);
+    if (shifted_now) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+        for (int d = 0; d < 3; ++d)
+          x_now(i, d) = x(i, d) - x_cells(i, d);
+      });
+      team.team_barrier();
+    }
+    ListPairs p{list, num, shifted_now ? x_now : x, {}, min_image, cell};
     for (int c = 0; c < image_codes; ++c) {
       const int o[3] = {c / 9 - 1, (c / 3) % 3 - 1, c % 3 - 1};
       for (int d = 0; d < 3; ++d)
         p.shift[c][d] = o[0] * cell.h[d] + o[1] * cell.h[3 + d] + o[2] * cell.h[6 + d];
     }
-    if (p.min_image || !periodic) {
-      p.xs = x;
-      return p;
-    }
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-      for (int d = 0; d < 3; ++d)
-        x_now(i, d) = x(i, d) - x_cells(i, d);
-    });
-    team.team_barrier();
-    p.xs = x_now;
     return p;
   }
 
@@ -520,14 +517,9 @@ struct BinPairs {
 KOKKOS_INLINE_FUNCTION BinPairs bin_pairs(const NeighbourData& lists, const TeamMember& team,
                                           int slot, int begin, int end, const CellImage& cell,
                                           const Positions& x) {
-  BinPairs p;
-  p.lists = lists;
-  p.bins = lists.bins_for(team, begin, end, cell, lists.key(slot, 2));
-  p.cell = cell;
-  p.shifted = lists.key(slot, 6) == 1;
-  p.begin = begin;
-  p.x = x;
-  return p;
+  return BinPairs{lists, lists.bins_for(team, begin, end, cell, lists.key(slot, 2)),
+                  cell,  lists.key(slot, 6) == 1,
+                  begin, x};
 }
 
 }  // namespace detail

@@ -2,14 +2,16 @@
 /// \file
 /// Batched neighbour lists: for every system of a batch at once, inside the stages' kernels, the
 /// atoms j within the potential's cutoff plus a skin of each atom i, found through bins (a cell
-/// list) so that building a system's list is O(N). A system's list is rebuilt only when one of its
-/// atoms moved more than half the skin since the last build (or the system, its slot or its cell
-/// changed), so between builds every pair closer than the cutoff is in the list.
+/// list) so that building a system's list is O(N). A system's list is rebuilt from the current
+/// positions only when one of its atoms moved more than half the skin since the last build (its
+/// origin, which travels with the system: SystemsBatch::list_origin), so between builds every pair
+/// closer than the cutoff is in the list; when its slot, rows or cell change the same list is
+/// built again from the same origin.
 ///
 /// Small systems keep looping over all pairs (NeighbourSettings::all_pairs_below). A list that
-/// does not fit its capacity is never truncated: that force evaluation loops over all pairs, the
-/// stage stops the system's steps for this call, the capacity grows and the stage goes on (see
-/// docs/dynamics.md, "Neighbour lists").
+/// does not fit its capacity is never truncated: that force evaluation walks the build's bins
+/// (BinPairs), the stage stops the system's steps for this call, the capacity grows and the stage
+/// goes on (see docs/dynamics.md, "Neighbour lists").
 ///
 /// Pairs come out in a fixed order (bins in a fixed order, atoms of a bin by index), so results
 /// are the same run to run, and in any slot, on every backend.
@@ -202,12 +204,14 @@ struct NeighbourData {
   }
 
   // The build's parts (also used by BinPairs).
-  /// Bins of width >= rl along an extent (1 when it is not a usable number).
-  KOKKOS_INLINE_FUNCTION static int bins_along(double extent, double rl) {
-    if (!(extent >= rl) || !(rl > 0))
+  /// Bins of width >= w along an extent (1 when it is not a usable number).
+  /// One bin where there would be 2 reach or fewer: the stencil would visit them all anyway.
+  KOKKOS_INLINE_FUNCTION static int bins_along(double extent, double w) {
+    if (!(extent >= w) || !(w > 0))
       return 1;
-    const double q = extent / rl;
-    return q >= 1024 ? 1024 : static_cast<int>(q);
+    const double q = extent / w;
+    const int n = q >= 1024 ? 1024 : static_cast<int>(q);
+    return n > 2 * reach ? n : 1;
   }
   /// The bin of coordinate t (in bins), clamped to [0, nb); 0 for a non-finite t.
   KOKKOS_INLINE_FUNCTION static int clamp_bin(double t, int nb) {
@@ -225,6 +229,10 @@ struct NeighbourData {
 
   /// A stencil entry that stands for every image of its bin within rl (found per pair).
   static constexpr int any_image = 2;
+  /// Bins are at least rl / reach wide, so atoms within rl are at most `reach` bins apart along
+  /// each axis: the stencil is (2 reach + 1)^3 bins of (rl / reach)^3, 15.6 rl^3 for reach 2
+  /// (LAMMPS' default) against 27 rl^3 for bins rl wide.
+  static constexpr int reach = 2;
 
   /// Where bins lie: along each axis, coordinate u (fractional in a periodic cell, Cartesian for
   /// a cluster) maps to bin (u - lo) * scale.
@@ -246,7 +254,7 @@ struct NeighbourData {
       if (g.fractional) {
         const double c2 = cell.inv[k] * cell.inv[k] + cell.inv[3 + k] * cell.inv[3 + k] +
                           cell.inv[6 + k] * cell.inv[6 + k];  // 1 / width^2
-        g.nb[k] = c2 > 0 ? bins_along(1 / math_sqrt(c2), rl) : 1;
+        g.nb[k] = c2 > 0 ? bins_along(1 / math_sqrt(c2), rl / reach) : 1;
         g.wide[k] = c2 > 0 && 1 / math_sqrt(c2) >= rl;
         g.q[k] = rl * math_sqrt(c2) * (1 + 1e-9) + 1e-12;
         g.scale[k] = g.nb[k];
@@ -260,13 +268,13 @@ struct NeighbourData {
             Kokkos::TeamThreadRange(team, begin, end),
             [&](int i, double& m) { m = x_at(i, k) > m ? x_at(i, k) : m; },
             Kokkos::Max<double>(hi));
-        g.nb[k] = bins_along(hi - lo, rl);
+        g.nb[k] = bins_along(hi - lo, rl / reach);
         g.lo[k] = lo;
         g.scale[k] = hi > lo ? g.nb[k] / (hi - lo) : 0;
       }
     }
     // At most one bin per atom (the bin arrays use the system's atom rows): coarser bins are
-    // still at least rl wide.
+    // still at least rl / reach wide.
     const long long atoms = end - begin;
     while (static_cast<long long>(g.nb[0]) * g.nb[1] * g.nb[2] > atoms) {
       const int k = g.nb[0] >= g.nb[1] && g.nb[0] >= g.nb[2] ? 0 : (g.nb[1] >= g.nb[2] ? 1 : 2);
@@ -306,11 +314,11 @@ struct NeighbourData {
   }
 
   /// Calls f(j, image code, dx, dy, dz) for every neighbour j of atom i (j > i when Half) closer
-  /// than rl at positions x, found through the bins `g` of the last build: its own bin and the
-  /// adjacent ones. Along a periodic axis at least rl wide, each image of j the stencil meets is a
-  /// distinct one: with three or more bins the stencil wraps around (and the wrap is the image);
-  /// with fewer, every bin is visited and the images of j within rl / width (fractional) are
-  /// tried. Such entries carry their image (`shifted`) and force evaluations need no minimum
+  /// than rl at positions x, found through the bins `g` of the last build: the bins up to `reach`
+  /// away from its own. Along a periodic axis at least rl wide, each image of j the stencil meets
+  /// is a distinct one: with more than 2 reach bins the stencil wraps around (and the wrap is the
+  /// image); with fewer, every bin is visited and the images of j within rl / width (fractional)
+  /// are tried. Such entries carry their image (`shifted`) and force evaluations need no minimum
   /// images. Only a periodic axis narrower than rl makes entries minimum images (cutoff_problem
   /// still keeps the cutoff within half the width). Valid while no atom moved more than half the
   /// skin since the build.
@@ -327,8 +335,8 @@ struct NeighbourData {
     for (int k = 0; k < 3; ++k) {
       const bool along = periodic && cell.periodic[k];
       span[k] = 0;
-      if (along && shifted && g.nb[k] >= 3) {
-        for (int w = c[k] - 1; w <= c[k] + 1; ++w) {
+      if (along && shifted && g.nb[k] > 2 * reach) {
+        for (int w = c[k] - reach; w <= c[k] + reach; ++w) {
           const int o = w < 0 ? -1 : (w >= g.nb[k] ? 1 : 0);
           image[k][span[k]] = o;
           bin[k][span[k]] = w - o * g.nb[k];
@@ -340,14 +348,14 @@ struct NeighbourData {
           bin[k][span[k]] = w;
           ++span[k];
         }
-      } else if (g.nb[k] < 3) {
+      } else if (g.nb[k] <= 2 * reach) {
         for (int w = 0; w < g.nb[k]; ++w) {
           image[k][span[k]] = 0;
           bin[k][span[k]] = w;
           ++span[k];
         }
       } else {
-        for (int w = c[k] - 1; w <= c[k] + 1; ++w)
+        for (int w = c[k] - reach; w <= c[k] + reach; ++w)
           if (along || (w >= 0 && w < g.nb[k])) {  // along: min images, wrap the bin only
             image[k][span[k]] = 0;
             bin[k][span[k]] = (w + g.nb[k]) % g.nb[k];

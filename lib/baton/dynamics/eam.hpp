@@ -48,20 +48,27 @@ class Eam {
       return species_index >= 0 && species_index < n_species ? element(species_index) : -1;
     }
 
-    /// rho_b(r) contributed to an atom by a neighbour of element b, and its derivative.
-    KOKKOS_INLINE_FUNCTION double density(int b, double r, double& derivative) const {
+    /// rho_b(r) contributed to an atom by a neighbour of element b at `site` (eam_r_site of r),
+    /// and its derivative.
+    KOKKOS_INLINE_FUNCTION double density(int b, const EamSite& site, double& derivative) const {
       if (b < 0)
         return derivative = __builtin_nan("");
-      const EamSite site = eam_r_site(r, rdr, nr);
       const double* c = &rhor((static_cast<std::size_t>(b) * nr + site.row) * eam_spline_width);
       derivative = eam_spline_derivative(c, site.p);
       return eam_spline_value(c, site.p);
     }
-    /// r phi_ab(r) and its derivative.
-    KOKKOS_INLINE_FUNCTION double r_phi(int a, int b, double r, double& derivative) const {
+    /// rho_b(r) alone.
+    KOKKOS_INLINE_FUNCTION double density(int b, const EamSite& site) const {
+      if (b < 0)
+        return __builtin_nan("");
+      return eam_spline_value(
+          &rhor((static_cast<std::size_t>(b) * nr + site.row) * eam_spline_width), site.p);
+    }
+    /// r phi_ab(r) at `site` and its derivative.
+    KOKKOS_INLINE_FUNCTION double r_phi(int a, int b, const EamSite& site,
+                                        double& derivative) const {
       if (a < 0 || b < 0)
         return derivative = __builtin_nan("");
-      const EamSite site = eam_r_site(r, rdr, nr);
       const int hi = a > b ? a : b, lo = a > b ? b : a;  // EamTables::pair_index
       const double* c = &z2r((static_cast<std::size_t>(hi * (hi + 1) / 2 + lo) * nr + site.row) *
                              eam_spline_width);
@@ -88,12 +95,18 @@ class Eam {
                                             const detail::AtomScratch& scratch, const Pairs& pairs,
                                             int begin, int end, SystemForces& out) const {
       // -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi.
+      // (One lookup of r's row per pair, and one density where both atoms are of one element:
+      // the same numbers as LAMMPS' two.)
       const auto pair_force = [&](int i, int j, double r, double& phi) {
         const int a = element_of(species(i)), b = element_of(species(j));
+        const EamSite site = eam_r_site(r, rdr, nr);
         double rhoip = 0, rhojp = 0, z2p = 0;
-        density(a, r, rhoip);
-        density(b, r, rhojp);
-        const double z2 = r_phi(a, b, r, z2p);
+        density(a, site, rhoip);
+        if (a == b)
+          rhojp = rhoip;
+        else
+          density(b, site, rhojp);
+        const double z2 = r_phi(a, b, site, z2p);
         const double recip = 1.0 / r;
         phi = z2 * recip;
         const double phip = z2p * recip - phi * recip;
@@ -109,10 +122,11 @@ class Eam {
           pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
             const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2) {
-              const double r = detail::math_sqrt(r2);
-              double unused = 0;
-              scratch(i, 0) += density(element_of(species(j)), r, unused);
-              scratch(j, 0) += density(a, r, unused);
+              const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
+              const int b = element_of(species(j));
+              const double rho_b = density(b, site);
+              scratch(i, 0) += rho_b;
+              scratch(j, 0) += a == b ? rho_b : density(a, site);
             }
           });
         }
@@ -147,11 +161,11 @@ class Eam {
         }
       } else {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-          double rho = 0, unused = 0;
+          double rho = 0;
           pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
             const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2)
-              rho += density(element_of(species(j)), detail::math_sqrt(r2), unused);
+              rho += density(element_of(species(j)), eam_r_site(detail::math_sqrt(r2), rdr, nr));
           });
           scratch(i, 0) = rho;
         });

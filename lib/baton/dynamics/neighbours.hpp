@@ -316,17 +316,17 @@ struct NeighbourData {
   }
 
   /// Calls f(j, image code, dx, dy, dz) for every neighbour j of atom i (j > i when Half) closer
-  /// than rl at positions x, found through the bins `g` of the last build: the bins up to `reach`
-  /// away from its own. Along a periodic axis at least rl wide, each image of j the stencil meets
-  /// is a distinct one: with more than 2 reach bins the stencil wraps around (and the wrap is the
-  /// image); with fewer, every bin is visited and the images of j within rl / width (fractional)
-  /// are tried. Such entries carry their image (`shifted`) and force evaluations need no minimum
-  /// images. Only a periodic axis narrower than rl makes entries minimum images (cutoff_problem
-  /// still keeps the cutoff within half the width). Valid while no atom moved more than half the
-  /// skin since the build.
+  /// than rl at positions xw (less the build's whole cells, x_cells), found through the bins `g` of
+  /// the last build: the bins up to `reach` away from its own. Along a periodic axis at least rl
+  /// wide, each image of j the stencil meets is a distinct one: with more than 2 reach bins the
+  /// stencil wraps around (and the wrap is the image); with fewer, every bin is visited and the
+  /// images of j within rl / width (fractional) are tried. Such entries carry their image
+  /// (`shifted`) and force evaluations need no minimum images. Only a periodic axis narrower than
+  /// rl makes entries minimum images (cutoff_problem still keeps the cutoff within half the width).
+  /// Valid while no atom moved more than half the skin since the build.
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const CellImage& cell, bool shifted,
-                                             int begin, int i, const Positions& x,
+                                             int begin, int i, const Positions& xw,
                                              const F& f) const {
     const double rl2 = list_cutoff2;
     const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
@@ -365,8 +365,7 @@ struct NeighbourData {
           }
       }
     }
-    const double xi[3] = {x(i, 0) - x_cells(i, 0), x(i, 1) - x_cells(i, 1),
-                          x(i, 2) - x_cells(i, 2)};
+    const double xi[3] = {xw(i, 0), xw(i, 1), xw(i, 2)};
     for (int o0 = 0; o0 < span[0]; ++o0)
       for (int o1 = 0; o1 < span[1]; ++o1)
         for (int o2 = 0; o2 < span[2]; ++o2) {
@@ -388,7 +387,7 @@ struct NeighbourData {
               continue;
             double d[3];
             for (int k = 0; k < 3; ++k)
-              d[k] = xi[k] - (x(j, k) - x_cells(j, k)) - t[k];
+              d[k] = xi[k] - xw(j, k) - t[k];
             if (!any) {
               if (!shifted && periodic)
                 cell.minimum_image(d[0], d[1], d[2]);
@@ -474,9 +473,14 @@ struct NeighbourData {
     bool shifted = true;
     for (int k = 0; k < 3; ++k)
       shifted = shifted && (!pbc || !cell.periodic[k] || g.wide[k]);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+      for (int d = 0; d < 3; ++d)
+        x_now(i, d) = x(i, d) - x_cells(i, d);
+    });
+    team.team_barrier();
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
       int m = 0;
-      each_candidate<Half>(g, cell, shifted, begin, i, x,
+      each_candidate<Half>(g, cell, shifted, begin, i, x_now,
                            [&](int j, int code, double, double, double) {
                              if (m < capacity)
                                list(i, m) = j * image_codes + code;
@@ -514,22 +518,28 @@ struct BinPairs {
   CellImage cell;
   bool shifted = false;
   int begin = 0;
-  Positions x;
+  Positions xw;  ///< positions less the build's whole cells (x_now)
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
     lists.each_candidate<Half>(
-        bins, cell, shifted, begin, i, x,
+        bins, cell, shifted, begin, i, xw,
         [&](int j, int, double dx, double dy, double dz) { f(j, dx, dy, dz); });
   }
 };
 
-/// The BinPairs of the system in `slot` after refresh() (the team's threads call it together).
+/// The BinPairs of the system in `slot` after refresh() (the team's threads call it together: it
+/// fills x_now with the positions less the build's whole cells).
 KOKKOS_INLINE_FUNCTION BinPairs bin_pairs(const NeighbourData& lists, const TeamMember& team,
                                           int slot, int begin, int end, const CellImage& cell,
                                           const Positions& x) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+    for (int d = 0; d < 3; ++d)
+      lists.x_now(i, d) = x(i, d) - lists.x_cells(i, d);
+  });
+  team.team_barrier();
   return BinPairs{lists, lists.bins_for(team, begin, end, cell, lists.key(slot, 2)),
                   cell,  lists.key(slot, 6) == 1,
-                  begin, x};
+                  begin, lists.x_now};
 }
 
 }  // namespace detail

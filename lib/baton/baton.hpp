@@ -21,6 +21,7 @@
 #include "baton/dynamics/lattice.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
+#include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/systems_batch.hpp"
 #include "baton/dynamics/units.hpp"

@@ -40,6 +40,29 @@ struct FireParams {
 /// Throws baton::Error naming the parameter when `p` is not usable.
 void validate(const FireParams& p);
 
+namespace detail {
+/// The numbers of FireParams the kernel uses (FireParams holds Units, whose std::string name must
+/// not be copied into a device lambda).
+struct FireConstants {
+  double fmax, dt, dt_max, f_inc, f_dec, alpha_start, f_alpha, max_step;
+  int n_min;
+  bool half_step_back;
+  long max_steps;
+  explicit FireConstants(const FireParams& p)
+      : fmax(p.fmax),
+        dt(p.dt),
+        dt_max(p.dt_max),
+        f_inc(p.f_inc),
+        f_dec(p.f_dec),
+        alpha_start(p.alpha_start),
+        f_alpha(p.f_alpha),
+        max_step(p.max_step),
+        n_min(p.n_min),
+        half_step_back(p.half_step_back),
+        max_steps(p.max_steps) {}
+};
+}  // namespace detail
+
 /// The "fire" stage over any potential (potential.hpp): relaxes every system to fmax <=
 /// params.fmax. Per-system state (dt, alpha, steps since P <= 0) lives in batch.scratch (0: not
 /// started). enter() zeroes velocities and computes forces; a system is Finished when converged
@@ -107,7 +130,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   if (n == 0 || max_steps == 0)
     return;
   const auto pot = potential_.kernel();
-  const FireParams p = params_;
+  const detail::FireConstants p(params_);
   const double ftm2v = params_.units.ftm2v;
   const auto scratch = batch.scratch;
   constexpr int active = static_cast<int>(SystemStatus::Active);

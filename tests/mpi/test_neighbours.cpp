@@ -211,6 +211,22 @@ TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {
   CHECK(lists.builds() == first + 2);
 }
 
+TEST_CASE("one lists object over two batches whose systems look alike") {
+  // Same id, slot, rows and cell, different positions: each batch gets its own lists.
+  const bd::LennardJones lj = lj25();
+  const bd::HostSystem a = crystal(6, 0, {true, true, true});
+  bd::HostSystem b = a;
+  for (std::size_t k = 0; k < b.positions.size(); k += 7)
+    b.positions[k] += 0.4;
+  Batch first({a}), second({b}), reference({b});
+  bd::NeighbourLists lists(bd::NeighbourSettings{}), none(never_lists());
+  forces_with(lj, second, lists, 0.3, true);
+  forces_with(lj, first, lists, 0.3, true);
+  forces_with(lj, second, lists, 0.3, true);
+  forces_with(lj, reference, none, 0.3, true);
+  check_same(second, reference);
+}
+
 TEST_CASE("a list that does not fit grows inside a stage without losing or adding steps") {
   // Enter an NVE stage at one density, then compress the system (cell and positions by 0.85):
   // the first force evaluation of advance() needs longer lists than the stage has. That step

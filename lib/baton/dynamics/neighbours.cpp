@@ -44,9 +44,11 @@ void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, d
     atom_capacity_ = atoms;
     system_capacity_ = systems;
   }
-  if (cutoff_squared != cutoff_squared_ || skin != skin_) {
+  const void* which = batch.list_origin.data();
+  if (cutoff_squared != cutoff_squared_ || skin != skin_ || which != batch_) {
     if (!resized)
-      Kokkos::deep_copy(data_.key, 0);
+      Kokkos::deep_copy(data_.key, 0);  // another batch's slots may hold systems with equal keys
+    batch_ = which;
     const double rl = std::sqrt(cutoff_squared) + skin;
     data_.list_cutoff2 = rl * rl;
     data_.half_skin2 = 0.25 * skin * skin;

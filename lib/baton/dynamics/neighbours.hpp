@@ -556,8 +556,8 @@ class NeighbourLists {
   const NeighbourSettings& settings() const noexcept { return settings_; }
 
   /// Ready for `batch` and pairs up to sqrt(cutoff_squared) + skin: allocates for the batch's
-  /// capacity the first time and when it changed, and forgets every list when the capacity, the
-  /// cutoff or the skin changed.
+  /// capacity the first time and when it changed, and forgets every list when the batch, its
+  /// capacity, the cutoff or the skin changed.
   void prepare(const SystemsBatch& batch, double cutoff_squared, double skin);
 
   /// What the kernels use.
@@ -582,6 +582,7 @@ class NeighbourLists {
   NeighbourSettings settings_;
   detail::NeighbourData data_;
   int atom_capacity_ = -1, system_capacity_ = -1;
+  const void* batch_ = nullptr;  ///< the batch the lists are for (its list_origin's memory)
   double cutoff_squared_ = -1, skin_ = -1;
 };
 

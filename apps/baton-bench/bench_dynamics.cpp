@@ -115,6 +115,19 @@ void print_row(const baton::Communicator& comm, const Settings& settings, const 
   std::fflush(stdout);
 }
 
+// One large system through `stage` (100 steps): its rate beside LAMMPS' and the lists it built.
+template <class Stage>
+void time_one_system(const baton::Communicator& comm, const Settings& settings, const char* op,
+                     Stage& stage, const bd::HostSystem& system, double lammps) {
+  long steps = 0;
+  double builds = 0;
+  const double s =
+      time_stage(settings, stage, {system}, 100, steps, &stage.neighbour_lists(), &builds);
+  print_row(comm, settings, op, "atom_steps_per_s",
+            static_cast<double>(system.size()) * static_cast<double>(steps) / s, lammps);
+  print_row(comm, settings, op, "list_builds", builds, 0);
+}
+
 // 200 perturbed LJ55 clusters, and the same as one LAMMPS system: each cluster moved to a point of
 // a grid 15 sigma apart (further than the cutoff), in an open box.
 std::vector<bd::HostSystem> lj55_clusters() {
@@ -244,13 +257,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
                          "timestep 0.005\nrun 100\n"));
     });
     bd::VerletStage stage(lj, p);
-    long steps = 0;
-    double builds = 0;
-    const double s =
-        time_stage(settings, stage, {liquid}, 100, steps, &stage.neighbour_lists(), &builds);
-    print_row(comm, settings, "nve_lj_liquid", "atom_steps_per_s", 32000.0 * steps / s,
-              rate_lammps);
-    print_row(comm, settings, "nve_lj_liquid", "list_builds", builds, 0);
+    time_one_system(comm, settings, "nve_lj_liquid", stage, liquid, rate_lammps);
   }
 
   // Copper with EAM: one crystal of 32,000 atoms, and 256 cells of 108 atoms.
@@ -276,13 +283,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
           lammps.run(dir, "nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run));
     });
     bd::VerletStage stage(eam, p);
-    long steps = 0;
-    double builds = 0;
-    const double s =
-        time_stage(settings, stage, {crystal}, 100, steps, &stage.neighbour_lists(), &builds);
-    print_row(comm, settings, "nve_cu_eam", "atom_steps_per_s", 32000.0 * steps / s,
-              crystal_lammps);
-    print_row(comm, settings, "nve_cu_eam", "list_builds", builds, 0);
+    time_one_system(comm, settings, "nve_cu_eam", stage, crystal, crystal_lammps);
 
     std::vector<bd::HostSystem> cells;
     for (int k = 0; k < 256; ++k)

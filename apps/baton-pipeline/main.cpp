@@ -42,6 +42,7 @@ struct Options {
   std::string potential, potential_file, units;
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
+  double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default
   std::uint64_t seed = 0;
   double amplitude = 0;
   bool synchronized = false, debug = false, no_shift = false;
@@ -116,6 +117,7 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
     unless_given("temperature", o.langevin.temperature, 300.0);
   }
   o.fire.units = o.langevin.units = o.nve.units = units;
+  o.fire.neighbours.skin = o.langevin.neighbours.skin = o.nve.neighbours.skin = o.skin;
   return units;
 }
 
@@ -144,6 +146,7 @@ void check_potential_options(const Options& o) {
   }
   app::require_finite(o.lj.cutoff, "cutoff");
   app::require(o.lj.cutoff >= 0, "cutoff", "must be 0 (none) or more");
+  app::require_finite(o.skin, "skin");
 }
 
 // Every option checked before any work: ranges, finite numbers, files that exist or can be written,
@@ -418,6 +421,7 @@ int main(int argc, char** argv) {
     ("morse-alpha", app::value(&o.morse.alpha, 6.0), "morse: width alpha (> 0, 1 / length)")
     ("morse-r0", app::value(&o.morse.r0, 1.12), "morse: equilibrium distance r0 (> 0)")
     ("cutoff", app::value(&o.lj.cutoff, 3.0), "pair cutoff (0: none)")
+    ("skin", app::value(&o.skin, -1.0), "neighbour lists (systems of 64 atoms and more): pairs listed up to cutoff + skin, rebuilt when an atom moved more than skin / 2; negative: the unit system's default (lj 0.3, metal 2 A)")
     ("no-shift", po::bool_switch(&o.no_shift), "do not shift the pair energy to 0 at the cutoff")
     ("fmax", app::value(&o.fire.fmax, 1e-6), "fire: converged at this largest force (>= 0)")
     ("fire-dt", app::value(&o.fire.dt, o.fire.dt), "fire: initial time step (> 0)")

@@ -191,6 +191,15 @@ if(EAM_FILE)
   if(NOT diff EQUAL 0 OR cu_energy STREQUAL "" OR cu_masses STREQUAL "")
     message(FATAL_ERROR "--potential eam: results differ at 1 and 2 ranks, or no energy or masses: ${cu_comment}")
   endif()
+  # The same with another neighbour-list skin: the same system, to rounding.
+  launch(2 --input ${WORK}/cu.xyz --potential eam --potential-file ${EAM_FILE} --skin 0.5
+         --stages fire,nve --nve-temperature 300 --nve-steps 50 --output ${WORK}/cu.skin.xyz)
+  file(STRINGS ${WORK}/cu.skin.xyz skin_comment REGEX "energy=")
+  string(REGEX MATCH "energy=-[0-9]+\\.[0-9][0-9][0-9][0-9]" skin_energy "${skin_comment}")
+  string(REGEX MATCH "energy=-[0-9]+\\.[0-9][0-9][0-9][0-9]" default_energy "${cu_comment}")
+  if(NOT rc EQUAL 0 OR skin_energy STREQUAL "" OR NOT skin_energy STREQUAL default_energy)
+    message(FATAL_ERROR "--skin 0.5: ${skin_energy} against ${default_energy} (${rc}):\n${out}")
+  endif()
   # Cu_u3's cohesive energy is 3.54 eV per atom: 108 atoms near -382 eV.
   string(REGEX REPLACE "energy=-([0-9]+).*" "\\1" cu_whole "${cu_energy}")
   if(cu_whole LESS 370 OR cu_whole GREATER 385)

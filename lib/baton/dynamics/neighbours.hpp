@@ -18,7 +18,6 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
-#include <vector>
 
 #include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/random.hpp"
@@ -33,10 +32,11 @@ struct NeighbourSettings {
   /// Lists hold pairs up to the potential's cutoff plus this; < 0: the unit system's default
   /// (Units::skin: 0.3 sigma in lj units, 2 Angstrom in metal units, as LAMMPS).
   double skin = -1;
-  /// Systems with fewer atoms loop over all pairs and have no list (measured: docs/performance.md).
+  /// Systems with fewer atoms loop over all pairs and have no list (the crossover measured:
+  /// docs/dynamics.md, "Neighbour lists").
   int all_pairs_below = 64;
   /// Most neighbours a list holds per atom. An atom with more (atoms on top of each other, an
-  /// absurd density) makes its system loop over all pairs instead: slower, never wrong.
+  /// absurd density) keeps its system on the bins of its build (BinPairs): slower, never wrong.
   int max_neighbours = 2048;
 
   /// The skin to use with `units`.

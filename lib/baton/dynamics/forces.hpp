@@ -48,6 +48,7 @@ struct StageSystem {
   std::int64_t taken = 0;
   std::int64_t call_first = 0;  ///< its steps when the stage call began
   bool broke = false;           ///< its numbers broke (now or in an earlier stage): failed
+  int failure = 0;              ///< why (a Failure code), when it broke in this call
   bool done = false;            ///< finished in this stage
   bool list_full = false;       ///< its neighbour list must grow before it goes on
 };
@@ -95,7 +96,8 @@ struct StageViews {
     sys.r.fmax = out.fmax(s);
     sys.taken = steps(s);
     sys.call_first = lists.call_first(s);
-    sys.broke = sys.done = failed(s) != 0 || broken(team, x, f, sys.begin, sys.end, sys.r);
+    sys.failure = failed(s) != 0 ? 0 : broken(team, x, v, f, sys.begin, sys.end, sys.r);
+    sys.broke = sys.done = failed(s) != 0 || sys.failure != 0;
     return sys;
   }
 
@@ -116,7 +118,8 @@ struct StageViews {
   /// stops for this call: it broke, or its neighbour list must grow first.
   KOKKOS_INLINE_FUNCTION bool stepped(const TeamMember& team, StageSystem& sys) const {
     ++sys.taken;
-    if (broken(team, x, f, sys.begin, sys.end, sys.r))
+    sys.failure = broken(team, x, v, f, sys.begin, sys.end, sys.r);
+    if (sys.failure != 0)
       sys.broke = sys.done = true;
     return sys.broke || sys.list_full;
   }
@@ -131,8 +134,8 @@ struct StageViews {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       store(out, sys.slot, sys.r, sys.done);
       steps(sys.slot) = sys.taken;
-      if (sys.broke)
-        failed(sys.slot) = 1;
+      if (sys.failure != 0)
+        failed(sys.slot) = sys.failure;
       if (sys.done)
         status(sys.slot) = static_cast<int>(SystemStatus::Finished);
     });

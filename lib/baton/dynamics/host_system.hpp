@@ -36,6 +36,8 @@ struct HostSystem {
   /// Its numbers broke in some stage (non-finite energy, forces or positions): it was not stepped
   /// further, and its energy and positions are not a result (extended XYZ: `failed=T`).
   bool failed = false;
+  /// Why it failed ("non-finite forces", ...; extended XYZ: `failure`), when known.
+  std::string failure;
 
   std::size_t size() const noexcept { return species.size(); }
   /// True when the system has a cell (some cell entry is not zero).

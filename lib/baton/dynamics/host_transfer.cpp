@@ -90,7 +90,7 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
     per(k) = pbc_bits(s.pbc);
     for (int j = 0; j < 6; ++j)
       vir(k, j) = s.virial[static_cast<std::size_t>(j)];
-    bad(k) = s.failed ? 1 : 0;
+    bad(k) = s.failed ? failure_code(s.failure) : 0;
     for (int j = 0; j < stages && static_cast<std::size_t>(j) < s.stage_steps.size(); ++j)
       stage(k, j) = s.stage_steps[static_cast<std::size_t>(j)];
     for (std::size_t i = 0; i < s.size(); ++i, ++a) {
@@ -162,6 +162,7 @@ std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,
     for (int k = 0; k < 3; ++k)
       h.pbc[static_cast<std::size_t>(k)] = (per(s) >> k) & 1;
     h.failed = bad(s) != 0;
+    h.failure = failure_text(bad(s));
     for (int j = 0; j < batch.num_stages(); ++j)
       h.stage_steps.push_back(stage(s, j));
     const int n = cnt(s);

@@ -160,19 +160,29 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
     out.virial[c] = w[c];
 }
 
-/// True, on every thread of the team, when one system's numbers broke: a non-finite energy, force
-/// or position (atoms on top of each other, an exploding step, bad input). Such a system is failed.
-KOKKOS_INLINE_FUNCTION bool broken(const TeamMember& team, const Positions& x, const Positions& f,
-                                   int begin, int end, const SystemForces& r) {
-  const auto finite = [](double v) { return v - v == 0; };  // false for inf and NaN
-  if (!finite(r.energy) || !finite(r.fmax))
-    return true;
-  return team_max(team, begin, end, [&](int i) {
-           bool ok = true;
-           for (int d = 0; d < 3; ++d)
-             ok = ok && finite(x(i, d)) && finite(f(i, d));
-           return ok ? 0.0 : 1.0;
-         }) > 0;
+/// A Failure code (0: none), the same on every thread of the team: whether one system's numbers
+/// broke: a non-finite energy, force, position or velocity (atoms on top of each other, an
+/// exploding step, bad input), or an atom past max_coordinate. Such a system is failed.
+KOKKOS_INLINE_FUNCTION int broken(const TeamMember& team, const Positions& x, const Positions& v,
+                                  const Positions& f, int begin, int end, const SystemForces& r) {
+  const auto finite = [](double u) { return u - u == 0; };  // false for inf and NaN
+  if (!finite(r.energy))
+    return static_cast<int>(Failure::energy);
+  if (!finite(r.fmax))
+    return static_cast<int>(Failure::forces);
+  const double worst = team_max(team, begin, end, [&](int i) {
+    double code = 0;
+    for (int d = 0; d < 3; ++d) {
+      if (!finite(x(i, d)) || !finite(v(i, d)))
+        code = static_cast<double>(Failure::positions);
+      else if (!finite(f(i, d)))
+        code = code > 0 ? code : static_cast<double>(Failure::forces);
+      else if (x(i, d) > max_coordinate || x(i, d) < -max_coordinate)
+        code = code > 0 ? code : static_cast<double>(Failure::exploded);
+    }
+    return code;
+  });
+  return static_cast<int>(worst);
 }
 
 template <class K, class = void>

@@ -49,6 +49,31 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   list_built = alloc<view<int*>>("list_built", ns);
 }
 
+const char* failure_text(int code) {
+  switch (static_cast<Failure>(code)) {
+    case Failure::none:
+      return "";
+    case Failure::energy:
+      return "non-finite energy";
+    case Failure::forces:
+      return "non-finite forces";
+    case Failure::exploded:
+      return "exploded: an atom beyond 1e8 length units";
+    case Failure::positions:
+      return "non-finite positions or velocities";
+    case Failure::input:
+      return "failed before";
+  }
+  return "failed";
+}
+
+int failure_code(const std::string& text) {
+  for (int code = 1; code <= static_cast<int>(Failure::input); ++code)
+    if (text == failure_text(code))
+      return code;
+  return static_cast<int>(Failure::input);
+}
+
 void SystemsBatch::set_counts(int systems, int atoms) {
   if (systems < 0 || atoms < 0 || systems > capacity_.systems || atoms > capacity_.atoms)
     throw Error("baton::dynamics::SystemsBatch::set_counts: " + std::to_string(systems) +

@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace baton::dynamics {
@@ -18,6 +19,27 @@ enum class SystemStatus : int {
   Finished = 1,  ///< done with this stage (set by the stage)
   Held = 2       ///< finished and counted by the driver, waiting for room further down
 };
+
+/// Why a system failed (SystemsBatch::failed holds the code; 0: it did not). Set by the stages when
+/// a system's numbers break; never cleared.
+enum class Failure : int {
+  none = 0,
+  energy = 1,     ///< its energy is not finite
+  forces = 2,     ///< some force is not finite (e.g. two atoms on top of each other)
+  exploded = 3,   ///< an atom is further than max_coordinate from the origin
+  positions = 4,  ///< some position or velocity is not finite
+  input = 5       ///< it arrived failed (an earlier run or stage)
+};
+
+/// A coordinate larger than this (in the run's length unit) means the system exploded: no atom of
+/// a system that dynamics can handle gets anywhere near it.
+inline constexpr double max_coordinate = 1e8;
+
+/// "non-finite energy", "non-finite forces", ... for a Failure code ("" for none).
+const char* failure_text(int code);
+/// The code whose failure_text() is `text`; Failure::input for any other text (a reason written by
+/// something else).
+int failure_code(const std::string& text);
 
 /// Capacity of a batch, in systems and in atoms.
 struct BatchCapacity {
@@ -82,8 +104,9 @@ class SystemsBatch {
   view<int*> status;                 ///< SystemStatus as int
   view<double* [9]> cell;            ///< cell vectors a, b, c as rows; all zero: no cell (cell.hpp)
   view<int*> pbc;                    ///< periodic axes as bits (bit k: axis k)
-  /// 1 when the system's numbers broke (non-finite energy, forces or positions): set by the stage,
-  /// which finishes it at once; later stages finish it without steps. Travels with the system.
+  /// A Failure code, not 0 when the system's numbers broke (non-finite energy, forces or
+  /// positions, an atom past max_coordinate): set by the stage, which finishes it at once; later
+  /// stages finish it without steps. Travels with the system.
   view<int*> failed;
   /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
   /// a system enters a batch; moved with the system when slots are compacted; never sent.

@@ -1,5 +1,6 @@
 #include <baton/dynamics/text.hpp>
 #include <baton/dynamics/xyz.hpp>
+#include <baton/runtime/atomic_file.hpp>
 #include <baton/runtime/error.hpp>
 
 #include <algorithm>
@@ -242,6 +243,7 @@ struct FrameKeys {
   double fmax = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::int64_t> steps;
   bool failed = false;
+  std::string failure;
   std::optional<std::array<double, 9>> virial;
 };
 
@@ -303,7 +305,8 @@ FrameKeys read_comment(const LineReader& reader) {
     const std::string name = lower(key);
     const bool known = name == "properties" || name == "lattice" || name == "pbc" ||
                        name == "energy" || name == "fmax" || name == "system_id" ||
-                       name == "failed" || name == "virial" || name.rfind("steps_", 0) == 0;
+                       name == "failed" || name == "failure" || name == "virial" ||
+                       name.rfind("steps_", 0) == 0;
     if (!known)
       continue;
     if (!seen.insert(name).second)
@@ -349,6 +352,8 @@ FrameKeys read_comment(const LineReader& reader) {
       if (!flag)
         reader.fail(key + " must be a logical (T or F), got " + excerpt(value));
       keys.failed = *flag;
+    } else if (name == "failure") {
+      keys.failure = value;
     } else
       keys.steps.push_back(integer());
   }
@@ -477,9 +482,16 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
       out += k < 8 ? ' ' : '"';
     }
   }
-  if (s.failed)
+  if (s.failed) {
     out += " failed=T";  // its numbers broke: not a result
-  out += " pbc=\"";      // always, as ASE writes it (clusters: F F F)
+    if (!s.failure.empty()) {
+      out += " failure=\"";
+      for (char c : s.failure)
+        out += c == '"' || c == '\\' || c == '\n' ? ' ' : c;
+      out += '"';
+    }
+  }
+  out += " pbc=\"";  // always, as ASE writes it (clusters: F F F)
   for (int d = 0; d < 3; ++d) {
     out += s.pbc[d] ? 'T' : 'F';
     out += d < 2 ? ' ' : '"';
@@ -503,45 +515,55 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
   }
 }
 
+// One frame from `reader` (positioned before its atom-count line), or nullopt at the end of the
+// input; `index` is its position in the stream, its id when the comment has no system_id.
+std::optional<HostSystem> read_frame(LineReader& reader, std::int64_t index) {
+  do {
+    if (!reader.next())
+      return std::nullopt;
+  } while (blank(reader.line()));
+  const std::size_t count = read_atom_count(reader);
+  if (!reader.next())
+    reader.fail(reader.number() + 1, "missing comment line after the atom count");
+  FrameKeys keys = read_comment(reader);
+  HostSystem system;
+  system.id = keys.id ? *keys.id : index;
+  if (keys.lattice)
+    system.cell = *keys.lattice;
+  if (keys.pbc)  // absent for a free-text comment: no cell, not periodic
+    system.pbc = *keys.pbc;
+  system.energy = keys.energy;
+  system.fmax = keys.fmax;
+  system.failed = keys.failed;
+  system.failure = std::move(keys.failure);
+  if (keys.virial) {
+    const auto& w = *keys.virial;
+    system.virial = {w[0], w[4], w[8], w[1], w[2], w[5]};
+  }
+  system.stage_steps = std::move(keys.steps);
+  const std::size_t reserve = std::min<std::size_t>(count, 4096);
+  system.species.reserve(reserve);
+  system.positions.reserve(3 * reserve);
+  for (std::size_t a = 0; a < count; ++a) {
+    if (!reader.next())
+      reader.fail(reader.number() + 1, "file ends after " + std::to_string(a) + " of " +
+                                           std::to_string(count) + " atom lines");
+    read_atom(reader, keys.columns, system);
+  }
+  return system;
+}
+
 std::vector<HostSystem> read_frames(std::istream& in, const std::string& source_name,
                                     const char* who) {
   LineReader reader(in, source_name, who);
   std::vector<HostSystem> systems;
   std::unordered_map<std::int64_t, std::size_t> id_line;  // id -> line of its comment
-  while (reader.next()) {
-    if (blank(reader.line()))
-      continue;
-    const std::size_t count = read_atom_count(reader);
-    if (!reader.next())
-      reader.fail(reader.number() + 1, "missing comment line after the atom count");
-    FrameKeys keys = read_comment(reader);
-    HostSystem system;
-    system.id = keys.id ? *keys.id : static_cast<std::int64_t>(systems.size());
-    if (const auto [at, fresh] = id_line.emplace(system.id, reader.number()); !fresh)
-      reader.fail("duplicate system_id " + std::to_string(system.id) + " (also on line " +
-                  std::to_string(at->second) + ")");
-    if (keys.lattice)
-      system.cell = *keys.lattice;
-    if (keys.pbc)  // absent for a free-text comment: no cell, not periodic
-      system.pbc = *keys.pbc;
-    system.energy = keys.energy;
-    system.fmax = keys.fmax;
-    system.failed = keys.failed;
-    if (keys.virial) {
-      const auto& w = *keys.virial;
-      system.virial = {w[0], w[4], w[8], w[1], w[2], w[5]};
-    }
-    system.stage_steps = std::move(keys.steps);
-    const std::size_t reserve = std::min<std::size_t>(count, 4096);
-    system.species.reserve(reserve);
-    system.positions.reserve(3 * reserve);
-    for (std::size_t a = 0; a < count; ++a) {
-      if (!reader.next())
-        reader.fail(reader.number() + 1, "file ends after " + std::to_string(a) + " of " +
-                                             std::to_string(count) + " atom lines");
-      read_atom(reader, keys.columns, system);
-    }
-    systems.push_back(std::move(system));
+  while (auto system = read_frame(reader, static_cast<std::int64_t>(systems.size()))) {
+    const std::size_t line = reader.number() - system->size();
+    if (const auto [at, fresh] = id_line.emplace(system->id, line); !fresh)
+      reader.fail(line, "duplicate system_id " + std::to_string(system->id) + " (also on line " +
+                            std::to_string(at->second) + ")");
+    systems.push_back(std::move(*system));
   }
   return systems;
 }
@@ -572,6 +594,53 @@ std::vector<HostSystem> read_xyz_file(const std::string& path) {
   return read_frames(in, path, "baton::dynamics::read_xyz_file");
 }
 
+struct XyzReader::Impl {
+  std::ifstream file;
+  std::istream& in;
+  LineReader reader;
+  std::int64_t frames = 0;
+  std::size_t line = 0;
+  Impl(std::istream& stream, std::string name, const char* who)
+      : in(stream), reader(stream, std::move(name), who) {}
+  Impl(const std::string& path, const char* who)
+      : file(path, std::ios::binary), in(file), reader(file, path, who) {}
+};
+
+XyzReader::XyzReader(std::istream& in, std::string source_name)
+    : impl_(std::make_unique<Impl>(in, std::move(source_name), "baton::dynamics::XyzReader")) {}
+
+XyzReader::XyzReader(const std::string& path)
+    : impl_(std::make_unique<Impl>(path, "baton::dynamics::XyzReader")) {
+  if (!impl_->file)
+    throw Error("baton::dynamics::XyzReader: cannot open '" + path + "' for reading");
+}
+
+XyzReader::~XyzReader() = default;
+XyzReader::XyzReader(XyzReader&&) noexcept = default;
+XyzReader& XyzReader::operator=(XyzReader&&) noexcept = default;
+
+std::optional<HostSystem> XyzReader::next() {
+  std::optional<HostSystem> system = read_frame(impl_->reader, impl_->frames);
+  if (system) {
+    ++impl_->frames;
+    impl_->line = impl_->reader.number() - system->size();
+  }
+  return system;
+}
+
+std::int64_t XyzReader::frames() const noexcept {
+  return impl_->frames;
+}
+
+std::size_t XyzReader::line() const noexcept {
+  return impl_->line;
+}
+
+std::int64_t XyzReader::offset() const {
+  impl_->in.clear(impl_->in.rdstate() & ~std::ios::failbit & ~std::ios::eofbit);
+  return static_cast<std::int64_t>(impl_->in.tellg());
+}
+
 std::vector<std::string> xyz_step_keys(const std::vector<std::string>& stage_names,
                                        std::size_t count) {
   std::vector<std::string> keys;
@@ -597,13 +666,19 @@ void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
 
 void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
                     const std::vector<std::string>& stage_names) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw Error("baton::dynamics::write_xyz_file: cannot open '" + path + "' for writing");
-  write_frames(out, systems, stage_names, "baton::dynamics::write_xyz_file: " + path);
-  out.close();
-  if (!out)
-    throw Error("baton::dynamics::write_xyz_file: writing '" + path + "' failed");
+  try {
+    AtomicFile file(path);  // a reader sees the old file or the whole new one, never half
+    write_frames(file.stream(), systems, stage_names, "baton::dynamics::write_xyz_file: " + path);
+    file.commit();
+  } catch (const Error& e) {
+    std::string what = e.what();
+    if (what.rfind("baton::dynamics::", 0) == 0)
+      throw;
+    const std::string prefix = "baton::AtomicFile: ";
+    if (what.rfind(prefix, 0) == 0)
+      what.erase(0, prefix.size());
+    throw Error("baton::dynamics::write_xyz_file: " + what);
+  }
 }
 
 }  // namespace baton::dynamics

@@ -6,7 +6,10 @@
 #include <baton/dynamics/host_system.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,33 @@ std::vector<HostSystem> read_xyz(std::istream& in, const std::string& source_nam
 /// file cannot be opened.
 std::vector<HostSystem> read_xyz_file(const std::string& path);
 
+/// Reads extended XYZ frame by frame, for inputs too large to hold: memory is one frame. The rules
+/// are read_xyz()'s, except that ids are not checked for repeats (that needs every id; read_xyz
+/// does it). Errors read "baton::dynamics::XyzReader: <source>:<line>: <what is wrong>".
+class XyzReader {
+ public:
+  /// Reads from `in`, which must outlive the reader.
+  explicit XyzReader(std::istream& in, std::string source_name = "<stream>");
+  /// Reads the file at `path`; throws baton::Error if it cannot be opened.
+  explicit XyzReader(const std::string& path);
+  ~XyzReader();
+  XyzReader(XyzReader&&) noexcept;
+  XyzReader& operator=(XyzReader&&) noexcept;
+
+  /// The next frame (its id: `system_id`, or its index in the stream), or nullopt at the end.
+  std::optional<HostSystem> next();
+  /// Frames read so far.
+  std::int64_t frames() const noexcept;
+  /// Line of the last frame's comment line (from 1), for messages.
+  std::size_t line() const noexcept;
+  /// Byte offset just after the last frame read (where the next one starts).
+  std::int64_t offset() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// Writes one extended-XYZ frame per system, numbers in shortest round-trip form (write then read
 /// gives the same bits): `Lattice` first for a system with a cell, `pbc` always (`"F F F"` for a
 /// cluster). stage_steps[i] is written as `steps_<stage_names[i]>` (a repeated name
@@ -38,7 +68,9 @@ std::vector<HostSystem> read_xyz_file(const std::string& path);
 void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
                const std::vector<std::string>& stage_names = {});
 
-/// write_xyz() into a new file at `path`; throws baton::Error naming `path` on failure
+/// write_xyz() into the file at `path`, atomically (a temporary file beside it, fsynced, then
+/// renamed: a reader never sees half a file, and a failed write leaves `path` as it was); throws
+/// baton::Error naming `path` on failure
 /// ("baton::dynamics::write_xyz_file: <path>: system <id> has ...").
 void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
                     const std::vector<std::string>& stage_names = {});

@@ -1,0 +1,80 @@
+#include "baton/runtime/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "baton/runtime/error.hpp"
+
+namespace baton {
+
+namespace {
+
+std::string os_error() {
+  return std::strerror(errno);
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+void sync_path(const std::string& path, int flags, const char* who) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0)
+    throw Error(std::string(who) + ": cannot open '" + path + "' to sync it: " + os_error());
+  const int rc = ::fsync(fd);
+  const std::string why = rc != 0 ? os_error() : std::string();
+  ::close(fd);
+  // Some file systems cannot fsync a directory (EINVAL); the data itself is synced already.
+  if (rc != 0 && !(errno == EINVAL && (flags & O_DIRECTORY) != 0))
+    throw Error(std::string(who) + ": fsync of '" + path + "' failed: " + why);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path, std::string suffix, bool append)
+    : path_(std::move(path)),
+      temp_(path_ + (suffix.empty() ? ".tmp." + std::to_string(::getpid()) : suffix)) {
+  out_.open(temp_, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
+  if (!out_)
+    throw Error("baton::AtomicFile: cannot open '" + temp_ + "' for writing: " + os_error());
+}
+
+AtomicFile::~AtomicFile() {
+  if (committed_ || keep_)
+    return;
+  out_.close();
+  std::remove(temp_.c_str());
+}
+
+void AtomicFile::flush() {
+  out_.flush();
+  if (!out_)
+    throw Error("baton::AtomicFile: writing '" + temp_ + "' failed");
+}
+
+void AtomicFile::commit() {
+  flush();
+  out_.close();
+  if (!out_)
+    throw Error("baton::AtomicFile: closing '" + temp_ + "' failed");
+  sync_path(temp_, O_RDONLY, "baton::AtomicFile");
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+    throw Error("baton::AtomicFile: cannot rename '" + temp_ + "' to '" + path_ +
+                "': " + os_error());
+  committed_ = true;
+  sync_path(directory_of(path_), O_RDONLY | O_DIRECTORY, "baton::AtomicFile");
+}
+
+void sync_file(const std::string& path) {
+  sync_path(path, O_RDONLY, "baton::sync_file");
+}
+
+}  // namespace baton

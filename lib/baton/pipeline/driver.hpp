@@ -1,19 +1,14 @@
 #pragma once
 /// \file
-/// The pipeline driver: runs a Pipeline on a communicator, stages mapped to ranks (plan.hpp),
-/// systems handed from rank to rank in the wire format (wire.hpp).
-///
-/// Protocol, per link between a rank of one segment (upstream) and a rank of the next (downstream):
-/// in every step the upstream sends exactly one hand-off (two View messages: integers, then
-/// doubles; possibly 0 systems) and, unless that hand-off ended the stream, the downstream answers
-/// with one credit message granting room for more systems and atoms. A rank never sends more than
-/// the credit it holds, so a batch never overflows (back-pressure). Initial credit is the
-/// downstream capacity split evenly over its upstream ranks; both sides compute it, no message
-/// needed. The last hand-off on a link carries the end-of-stream flag: the upstream rank had no
-/// input left and nothing in its batches. See docs/pipeline.md.
+/// The pipeline driver: runs a Pipeline on a communicator, stages mapped to ranks (plan.hpp).
+/// Input is pulled from a SystemSource on rank 0 as room opens (source.hpp) and handed to the
+/// first stage's ranks; systems move from rank to rank with credit-based back-pressure (links.hpp);
+/// finished systems go to rank 0 as they finish, into a ResultSink (sink.hpp) or memory
+/// (collector.hpp). See docs/pipeline.md.
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,19 +18,16 @@
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
 #include "baton/pipeline/settings.hpp"
+#include "baton/pipeline/sink.hpp"
+#include "baton/pipeline/source.hpp"
+#include "baton/pipeline/stage_counters.hpp"
 #include "baton/timing/timers.hpp"
 
 namespace baton::pipeline {
 
-/// What one stage did on this rank.
-struct StageCounters {
-  int stage = 0;
-  std::string name;
-  long systems = 0;              ///< systems that finished this stage here
-  long steps = 0;                ///< dynamics steps those systems took here
-  long atom_steps = 0;           ///< sum over those systems of atoms * steps
-  double compute_seconds = 0.0;  ///< time in enter() and advance()
-};
+namespace detail {
+struct LinkContext;
+}
 
 class Driver {
  public:
@@ -47,10 +39,20 @@ class Driver {
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
-  /// Collective. Plans ranks over stages, builds this rank's stages and batches, checks every
-  /// capacity against the largest input system, and wires each rank to its neighbours. `input` is
-  /// read on rank 0 only (the others may pass nothing): rank 0 sends each replica r of R of the
-  /// first stage the systems at positions r, r + R, ... and every rank the species names.
+  /// Call on every rank before setup() (collective in effect: every rank must call it, or none):
+  /// finished systems then go to `sink` on rank 0 as they arrive, instead of being kept for
+  /// gather_results(). Other ranks may pass null. The sink must outlive the run.
+  void write_results_to(ResultSink* sink) noexcept { sink_ = sink; }
+
+  /// Collective. Plans ranks over stages, builds this rank's stages and batches, and wires each
+  /// rank to its neighbours. The input is pulled from `source` on rank 0 only (the others' source
+  /// is not used), as batches open room, during run(). Every capacity is checked against the
+  /// largest input system when the source knows it, and each system as it is read otherwise. Any
+  /// failure on any rank (a bad setting, an allocation) throws the same baton::CollectiveError on
+  /// every rank.
+  void setup(SystemSource& source);
+  /// setup() with the systems of `input` (read on rank 0 only; the others may pass nothing). The
+  /// vector must outlive the run.
   void setup(const std::vector<dynamics::HostSystem>& input);
 
   /// One pipeline step on this rank: receive, advance every local stage, hand on, exchange credit.
@@ -73,7 +75,8 @@ class Driver {
   }
   /// Collective: every finished system on `root`, sorted by id, its atoms wrapped into its periodic
   /// cell (others get an empty vector). Checks that every input system came out exactly once;
-  /// throws the same baton::Error on every rank if not.
+  /// throws the same baton::Error on every rank if not. Not with write_results_to() (the results
+  /// went to the sink).
   std::vector<dynamics::HostSystem> gather_results(int root = 0);
 
   const RankPlan& plan() const noexcept { return plan_; }
@@ -83,27 +86,41 @@ class Driver {
   int segment() const noexcept { return segment_; }
   bool done() const noexcept { return done_; }
   long steps_taken() const noexcept { return step_; }
-  /// Input systems (set by setup on every rank).
+  /// Input systems, when the source knows how many (set by setup on every rank; -1: unknown).
   long input_count() const noexcept { return input_count_; }
-  /// Systems the last stage finished so far: on this rank, or on rank 0 everywhere when
-  /// `progress` was requested (see track_progress).
+  /// Systems the last stage finished so far: on rank 0, everywhere; elsewhere, on this rank.
   long finished_count() const noexcept { return finished_seen_; }
+  /// Rank 0: how many of the finished systems failed (non-finite numbers, an explosion).
+  long failed_count() const noexcept;
   /// Seconds from the first step to the moment this rank was done.
   double wall_seconds() const noexcept { return wall_; }
   /// Named timers of this rank: "<stage> compute", "receive", "send", "wait".
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
+  /// The run's species labels (rank 0, which reads the input, and gather_results' root).
   const dynamics::SpeciesTable& species() const noexcept { return species_; }
-  /// Rank 0 with progress tracking: takes the progress reports that arrived (finished_count()), and
-  /// says whether some last-stage rank has not reported its end yet. Elsewhere: false.
+  /// Rank 0: takes the finished systems that arrived (finished_count()), and says whether some
+  /// last-stage rank has not sent its last ones yet. Elsewhere: false.
   bool poll_progress();
-  /// Call before setup() on every rank (same value): the last-stage ranks then report finished
-  /// counts to rank 0 as they go, so that rank 0's finished_count() is global.
-  void track_progress(bool on) noexcept { progress_ = on; }
+  /// Kept for compatibility: finished systems always reach rank 0 as they finish, so rank 0's
+  /// finished_count() is global whatever `on` is.
+  void track_progress(bool on) noexcept { (void)on; }
 
  private:
   void step_once();
-  void stop_neighbours();
+  void take_in();
+  void advance_stages();
+  void hand_on();
+  void update_done();
+  void stop_neighbours() noexcept;
+  void check_conservation();
+  void check_not_full();
+  void build_links();
+  bool inputs_done();
+  long systems_here() const;
+  std::vector<std::vector<int>> assign_downstream(const dynamics::SystemsBatch& out, bool all);
+  detail::LinkContext context();
+  std::ostream& log() const;
   struct Impl;
   Communicator comm_;
   Pipeline pipeline_;
@@ -112,12 +129,12 @@ class Driver {
   int segment_ = -1;
   bool done_ = false;
   bool failed_ = false;
-  bool progress_ = false;
   long step_ = 0;
   long input_count_ = 0;
   long finished_seen_ = 0;
   double wall_ = 0.0;
   double start_ = -1.0;
+  ResultSink* sink_ = nullptr;
   TimerRegistry timers_;
   dynamics::SpeciesTable species_;
   std::unique_ptr<Impl> impl_;

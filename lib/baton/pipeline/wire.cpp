@@ -238,7 +238,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           for (int j = 0; j < stages; ++j)
             stage_steps(s, j) = ints(L.stage_steps() + std::int64_t(k) * stages + j);
           pbc(s) = static_cast<int>(ints(L.pbc() + k));
-          failed(s) = ints(L.failed() + k) != 0 ? 1 : 0;
+          failed(s) = static_cast<int>(ints(L.failed() + k));
           for (int j = 0; j < 9; ++j)
             cell(s, j) = reals(L.cell() + 9 * std::int64_t(k) + j);
           for (int j = 0; j < 6; ++j)
@@ -284,6 +284,25 @@ HostWire copy_to_host(const WireBatch& wire) {
           h.reals.data(), h.reals.size()),
       wire.reals);
   return h;
+}
+
+HostWire empty_host_wire(int stages, std::int64_t flags) {
+  HostWire w;
+  w.ints = {wire_magic, wire_version, 0, 0, stages, flags};
+  return w;
+}
+
+Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+host_ints_view(const HostWire& w) {
+  using V =
+      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  return V(w.ints.data(), w.ints.size());
+}
+
+Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+host_reals_view(const HostWire& w) {
+  using V = Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  return V(w.reals.data(), w.reals.size());
 }
 
 HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
@@ -332,7 +351,7 @@ HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
   for (const dynamics::HostSystem& s : systems)
     w.ints.push_back(dynamics::pbc_bits(s.pbc));
   for (const dynamics::HostSystem& s : systems)
-    w.ints.push_back(s.failed ? 1 : 0);
+    w.ints.push_back(s.failed ? dynamics::failure_code(s.failure) : 0);
   return w;
 }
 
@@ -379,6 +398,7 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
       for (int d = 0; d < 3; ++d)
         sys.pbc[static_cast<std::size_t>(d)] = (pbc[s] >> d) & 1;
       sys.failed = failed[s] != 0;
+      sys.failure = dynamics::failure_text(static_cast<int>(failed[s]));
       sys.stage_steps.assign(st + s * k, st + (s + 1) * k);
       for (std::int64_t i = a; i < a + cnt[s]; ++i) {
         sys.species.push_back(species.name(static_cast<int>(sp[i])));

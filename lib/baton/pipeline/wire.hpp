@@ -107,6 +107,13 @@ struct HostWire {
   std::vector<double> reals;
 };
 HostWire copy_to_host(const WireBatch& wire);
+/// A message of no systems with `flags` (wire_end_of_stream, wire_abort).
+HostWire empty_host_wire(int stages, std::int64_t flags);
+/// The vectors of `w` as unmanaged host Views, for sending (`w` must outlive the send).
+Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+host_ints_view(const HostWire& w);
+Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+host_reals_view(const HostWire& w);
 
 /// Encodes host systems as one wire message (species named through `species`, which grows as
 /// needed; stage_steps padded or cut to `stages`).

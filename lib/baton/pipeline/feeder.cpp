@@ -1,0 +1,102 @@
+#include "baton/pipeline/feeder.hpp"
+
+#include <utility>
+
+#include "baton/dynamics/host_transfer.hpp"
+#include "baton/runtime/error.hpp"
+
+namespace baton::pipeline::detail {
+
+void IdTally::add(std::int64_t id) {
+  // splitmix64 of the id, summed: the same for the same ids in any order.
+  auto z = static_cast<std::uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  hash += z ^ (z >> 31);
+  ++count;
+}
+
+Feeder::Feeder(SystemSource& source, std::int64_t max_atoms, std::vector<DownLink> links,
+               bool keep_ids)
+    : source_(source), max_atoms_(max_atoms), links_(std::move(links)), keep_ids_(keep_ids) {}
+
+const dynamics::HostSystem* Feeder::peek() {
+  if (!pending_ && !dry_) {
+    pending_ = source_.next();
+    if (!pending_) {
+      dry_ = true;
+      return nullptr;
+    }
+    const dynamics::HostSystem& s = *pending_;
+    const std::string wrong = dynamics::host_system_problem(s);
+    if (!wrong.empty())
+      throw Error("baton::pipeline::Driver: input system " + std::to_string(s.id) + " " + wrong);
+    if (static_cast<std::int64_t>(s.size()) > max_atoms_)
+      throw Error("baton::pipeline::Driver: input system " + std::to_string(s.id) + " has " +
+                  std::to_string(s.size()) + " atoms, more than every stage can hold (" +
+                  std::to_string(max_atoms_) + " atoms; see the stages' capacities)");
+    tally_.add(s.id);
+    if (keep_ids_)
+      ids_.push_back(s.id);
+  }
+  return pending_ ? &*pending_ : nullptr;
+}
+
+dynamics::HostSystem Feeder::pop() {
+  dynamics::HostSystem s = std::move(*pending_);
+  pending_.reset();
+  return s;
+}
+
+bool Feeder::exhausted() {
+  return peek() == nullptr;
+}
+
+std::vector<dynamics::HostSystem> Feeder::take(dynamics::BatchCapacity room) {
+  std::vector<dynamics::HostSystem> out;
+  while (const dynamics::HostSystem* s = peek()) {
+    const auto a = static_cast<int>(s->size());
+    if (room.systems < 1 || room.atoms < a)
+      break;
+    room.systems -= 1;
+    room.atoms -= a;
+    out.push_back(pop());
+  }
+  return out;
+}
+
+void Feeder::feed(const LinkContext& c, dynamics::SpeciesTable& species, int stages) {
+  for (std::size_t j = 0; j < links_.size(); ++j) {
+    DownLink& d = links_[(round_robin_ + j) % links_.size()];
+    if (!d.open)
+      continue;
+    collect_owed_credit(c, d);
+    std::vector<dynamics::HostSystem> share;
+    while (const dynamics::HostSystem* s = peek()) {
+      const auto a = static_cast<std::int64_t>(s->size());
+      if (!d.fits(a))
+        break;
+      d.take(a);
+      share.push_back(pop());
+    }
+    const bool eos = exhausted();
+    HostWire w = encode_host_systems(share, species, stages);
+    if (eos)
+      w.ints[5] = wire_end_of_stream;
+    // The hand-off goes out as device Views like any other (the receiver cannot tell).
+    const WireBatch wire(IntView("baton::pipeline::input_ints", w.ints.size()),
+                         RealView("baton::pipeline::input_reals", w.reals.size()));
+    Kokkos::deep_copy(wire.ints, host_ints_view(w));
+    Kokkos::deep_copy(wire.reals, host_reals_view(w));
+    send_handoff(c, d, wire, eos);
+    c.note("fed rank " + std::to_string(d.rank) + ": " +
+           counts(static_cast<std::int64_t>(share.size()), w.ints[3]) +
+           (eos ? ", end of stream" : ""));
+    if (!eos)
+      expect_credit(c, d);
+  }
+  if (!links_.empty())
+    round_robin_ = (round_robin_ + 1) % links_.size();
+}
+
+}  // namespace baton::pipeline::detail

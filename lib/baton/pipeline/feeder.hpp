@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// Input distribution (internal to the driver): rank 0 pulls systems from the SystemSource only as
+/// room opens, for its own first stage and, over input links, for the other ranks of the first
+/// segment. It holds at most one system read ahead.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "baton/dynamics/host_system.hpp"
+#include "baton/pipeline/links.hpp"
+#include "baton/pipeline/source.hpp"
+
+namespace baton::pipeline::detail {
+
+/// What went in, to compare with what came out: a count and an order-free hash of the ids.
+struct IdTally {
+  std::int64_t count = 0;
+  std::uint64_t hash = 0;
+  void add(std::int64_t id);
+};
+
+class Feeder {
+ public:
+  /// `max_atoms`: the largest system every stage can hold; `links`: to the other first-segment
+  /// ranks; `keep_ids`: remember every id (for gather_results' exact check).
+  Feeder(SystemSource& source, std::int64_t max_atoms, std::vector<DownLink> links, bool keep_ids);
+  /// Systems for this rank's first batch, in input order, as many as `room` takes.
+  std::vector<dynamics::HostSystem> take(dynamics::BatchCapacity room);
+  /// One hand-off to every open input link, within its credit; the end of stream once the source
+  /// is dry. Names the species of what it sends in `species`.
+  void feed(const LinkContext& c, dynamics::SpeciesTable& species, int stages);
+  /// The source is dry and nothing is held.
+  bool exhausted();
+  std::vector<DownLink>& links() noexcept { return links_; }
+  const IdTally& tally() const noexcept { return tally_; }
+  const std::vector<std::int64_t>& ids() const noexcept { return ids_; }
+
+ private:
+  const dynamics::HostSystem* peek();
+  dynamics::HostSystem pop();
+
+  SystemSource& source_;
+  std::int64_t max_atoms_;
+  std::vector<DownLink> links_;
+  bool keep_ids_;
+  std::optional<dynamics::HostSystem> pending_;
+  bool dry_ = false;
+  std::size_t round_robin_ = 0;
+  IdTally tally_;
+  std::vector<std::int64_t> ids_;
+};
+
+}  // namespace baton::pipeline::detail

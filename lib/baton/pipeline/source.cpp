@@ -1,0 +1,61 @@
+#include "baton/pipeline/source.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "baton/dynamics/host_transfer.hpp"
+#include "baton/runtime/error.hpp"
+
+namespace baton::pipeline {
+
+VectorSource::VectorSource(std::vector<dynamics::HostSystem> systems)
+    : systems_(std::move(systems)) {
+  for (const dynamics::HostSystem& s : systems_)
+    largest_ = std::max<std::int64_t>(largest_, static_cast<std::int64_t>(s.size()));
+}
+
+std::optional<dynamics::HostSystem> VectorSource::next() {
+  if (next_ == systems_.size())
+    return std::nullopt;
+  return std::move(systems_[next_++]);
+}
+
+std::string VectorSource::problem() const {
+  for (const dynamics::HostSystem& s : systems_) {
+    const std::string wrong = dynamics::host_system_problem(s);
+    if (!wrong.empty())
+      return "input system " + std::to_string(s.id) + " " + wrong;
+  }
+  return {};
+}
+
+XyzFileSource::XyzFileSource(const std::string& path, Check check, std::vector<std::int64_t> skip,
+                             std::int64_t count, std::int64_t largest)
+    : path_(path),
+      reader_(path),
+      check_(std::move(check)),
+      skip_(std::move(skip)),
+      count_(count),
+      largest_(largest) {
+  std::sort(skip_.begin(), skip_.end());
+}
+
+std::optional<dynamics::HostSystem> XyzFileSource::next() {
+  while (std::optional<dynamics::HostSystem> s = reader_.next()) {
+    if (std::binary_search(skip_.begin(), skip_.end(), s->id)) {
+      ++skipped_;
+      continue;
+    }
+    if (check_) {
+      const std::string problem = check_(*s);
+      if (!problem.empty())
+        throw Error("baton::pipeline::XyzFileSource: " + path_ + ":" +
+                    std::to_string(reader_.line()) + ": system " + std::to_string(s->id) + " " +
+                    problem);
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace baton::pipeline

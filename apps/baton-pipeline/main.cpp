@@ -18,6 +18,8 @@
 #include <baton/dynamics/verlet.hpp>
 #include <baton/dynamics/xyz.hpp>
 #include <baton/pipeline/driver.hpp>
+#include <baton/pipeline/sink.hpp>
+#include <baton/pipeline/source.hpp>
 #include <baton/pipeline/summary.hpp>
 #include <baton/timing/report.hpp>
 #include <boost/program_options.hpp>
@@ -26,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -45,7 +48,7 @@ struct Options {
   double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default
   std::uint64_t seed = 0;
   double amplitude = 0;
-  bool synchronized = false, debug = false, no_shift = false;
+  bool synchronized = false, debug = false, no_shift = false, resume = false;
   dyn::LennardJones lj;
   dyn::Morse morse;
   dyn::FireParams fire;
@@ -198,6 +201,7 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(o.progress_seconds > 0, "progress-seconds", "must be greater than 0");
   if (!o.input.empty())
     app::require_input_file(o.input, "input");
+  app::require(!o.resume || o.output != "none", "resume", "needs an --output file to go on from");
   if (o.output != "none") {
     app::require_output_file(o.output, "output");
     app::require(o.input.empty() || !app::same_file(o.input, o.output), "output",
@@ -209,60 +213,160 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   }
 }
 
-// Rank 0 reads or generates the input; every rank learns whether that worked (exit code 2 if not).
-std::vector<dyn::HostSystem> load_input(const baton::Communicator& world, const Options& o,
-                                        const std::optional<dyn::Eam>& eam) {
-  std::vector<dyn::HostSystem> systems;
+// What is wrong with one input system before it runs, or "" (and, with an EAM file, it gets the
+// file's masses when it has none).
+std::string input_problem(dyn::HostSystem& s, const Options& o,
+                          const std::optional<dyn::Eam>& eam) {
+  std::string problem = dyn::host_system_problem(s);
+  if (problem.empty()) {  // a cell too small for the cutoff, found now rather than mid-run
+    const double cutoff = eam ? eam->tables().cutoff : o.lj.cutoff > 0 ? o.lj.cutoff : INFINITY;
+    const std::string small = dyn::cutoff_problem(s.cell, dyn::pbc_bits(s.pbc), cutoff);
+    if (!small.empty())
+      problem = "needs a larger cell: " + small;
+  }
+  if (problem.empty() && eam) {  // every element known to the file; masses from it
+    const auto& known = eam->elements();
+    for (const std::string& e : s.species)
+      if (problem.empty() && std::find(known.begin(), known.end(), e) == known.end()) {
+        std::string list;
+        for (const std::string& k : known)
+          list += (list.empty() ? "" : ", ") + k;
+        problem = "has element '" + e + "', which " + o.potential_file + " does not have (it has " +
+                  list + ")";
+      }
+    if (problem.empty() && s.masses.empty())
+      for (const std::string& e : s.species)
+        s.masses.push_back(eam->mass(e));
+  }
+  return problem;
+}
+
+// Rank 0's input and output. The input is streamed: an input file is read one frame at a time
+// twice, first to check every frame before any work (exit 2 naming the frame), then by the run.
+struct Input {
+  std::unique_ptr<pl::SystemSource> source;
+  std::unique_ptr<pl::XyzFileSink> file;  // unless --output none
+  std::int64_t resumed = 0;               // systems an earlier run finished (--resume)
+};
+
+// Checks every frame of --input; returns the source that streams it, passing over `done`.
+std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
+                                                  const std::optional<dyn::Eam>& eam,
+                                                  const std::vector<std::int64_t>& done) {
+  std::vector<std::int64_t> ids;
+  std::int64_t largest = 0, count = 0;
+  try {
+    dyn::XyzReader reader(o.input);
+    while (std::optional<dyn::HostSystem> s = reader.next()) {
+      const std::string problem = input_problem(*s, o, eam);
+      app::require(problem.empty(), "input",
+                   "'" + o.input + "' frame " + std::to_string(reader.frames()) + " (system " +
+                       std::to_string(s->id) + ") " + problem);
+      ids.push_back(s->id);
+      largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(s->size()));
+      count += std::binary_search(done.begin(), done.end(), s->id) ? 0 : 1;
+    }
+  } catch (const app::UsageError&) {
+    throw;
+  } catch (const baton::Error& e) {
+    throw app::UsageError(std::string("--input: ") + e.what());
+  }
+  app::require(!ids.empty(), "input", "'" + o.input + "' holds no systems");
+  std::sort(ids.begin(), ids.end());
+  const auto twice = std::adjacent_find(ids.begin(), ids.end());
+  app::require(twice == ids.end(), "input",
+               "'" + o.input + "': system_id " +
+                   (twice == ids.end() ? "" : std::to_string(*twice)) +
+                   " is in more than one frame (ids name the results)");
+  auto check = [&o, &eam](dyn::HostSystem& s) { return input_problem(s, o, eam); };
+  return std::make_unique<pl::XyzFileSource>(o.input, check, done, count, largest);
+}
+
+// The built-in clusters, generated one at a time as the run takes them, passing over `done`.
+std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
+                                                 const std::vector<std::int64_t>& done) {
+  dyn::ClusterSpec spec;
+  spec.count = o.systems;
+  spec.seed = o.seed;
+  spec.sizes = int_list(o.sizes, "sizes");
+  spec.amplitude = o.amplitude;
+  try {
+    dyn::check_cluster_spec(spec);
+  } catch (const baton::Error& e) {
+    throw app::UsageError(e.what());
+  }
+  const std::int64_t largest = *std::max_element(spec.sizes.begin(), spec.sizes.end());
+  const auto skipped = std::count_if(done.begin(), done.end(),
+                                     [&](std::int64_t id) { return id >= 0 && id < spec.count; });
+  auto next = [spec, done, i = std::int64_t{0}]() mutable -> std::optional<dyn::HostSystem> {
+    for (; i < spec.count; ++i)
+      if (!std::binary_search(done.begin(), done.end(), i))
+        return dyn::generated_cluster(spec, i++);
+    return std::nullopt;
+  };
+  return std::make_unique<pl::FunctionSource>(next, spec.count - skipped, largest);
+}
+
+// Rank 0 opens the output (its unfinished file: the results so far) and the input; every rank
+// learns whether that worked (exit code 2 if not).
+Input open_input(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
+                 const std::optional<dyn::Eam>& eam) {
+  Input in;
   baton::on_every_rank(
       world,
       [&] {
         if (world.rank() != 0)
           return;
-        if (!o.input.empty()) {
-          systems = dyn::read_xyz_file(o.input);
-          app::require(!systems.empty(), "input", "'" + o.input + "' holds no systems");
-          for (std::size_t f = 0; f < systems.size(); ++f) {
-            std::string problem = dyn::host_system_problem(systems[f]);
-            if (problem
-                    .empty()) {  // a cell too small for the cutoff, found now rather than mid-run
-              const double cutoff = eam               ? eam->tables().cutoff
-                                    : o.lj.cutoff > 0 ? o.lj.cutoff
-                                                      : INFINITY;
-              const std::string small =
-                  dyn::cutoff_problem(systems[f].cell, dyn::pbc_bits(systems[f].pbc), cutoff);
-              if (!small.empty())
-                problem = "needs a larger cell: " + small;
-            }
-            if (problem.empty() && eam) {  // every element known to the file; masses from it
-              const auto& known = eam->elements();
-              for (const std::string& e : systems[f].species)
-                if (problem.empty() && std::find(known.begin(), known.end(), e) == known.end()) {
-                  std::string list;
-                  for (const std::string& k : known)
-                    list += (list.empty() ? "" : ", ") + k;
-                  problem = "has element '" + e + "', which " + o.potential_file +
-                            " does not have (it has " + list + ")";
-                }
-              if (problem.empty() && systems[f].masses.empty())
-                for (const std::string& e : systems[f].species)
-                  systems[f].masses.push_back(eam->mass(e));
-            }
-            app::require(problem.empty(), "input",
-                         "'" + o.input + "' frame " + std::to_string(f + 1) + " (system " +
-                             std::to_string(systems[f].id) + ") " + problem);
+        std::vector<std::int64_t> done;  // what an earlier run finished (--resume)
+        const std::string part = o.output + pl::XyzFileSink::partial_suffix;
+        if (o.output != "none") {
+          app::require(o.resume || ::access(part.c_str(), F_OK) != 0, "output",
+                       "'" + part +
+                           "' holds the results of an unfinished run: give --resume to go on "
+                           "from them, or move it away");
+          const std::string earlier = ::access(part.c_str(), F_OK) == 0 ? part : o.output;
+          if (o.resume && ::access(earlier.c_str(), F_OK) == 0)
+            done = pl::scan_results(earlier).ids;
+        }
+        in.source = o.input.empty() ? built_in_input(o, done) : open_input_file(o, eam, done);
+        if (o.output != "none") {  // last: a check that fails leaves no file behind
+          try {
+            in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume);
+          } catch (const baton::Error& e) {
+            throw app::UsageError(std::string("--output: ") + e.what());
           }
-        } else {
-          dyn::ClusterSpec spec;
-          spec.count = o.systems;
-          spec.seed = o.seed;
-          spec.sizes = int_list(o.sizes, "sizes");
-          spec.amplitude = o.amplitude;
-          systems = dyn::generate_clusters(spec);
+          in.resumed = static_cast<std::int64_t>(in.file->done_ids().size());
         }
       },
       app::exit_usage);
-  return systems;
+  return in;
 }
+
+// Rank 0: counts the results and their lowest energy, and passes them on to the file (if any).
+class Results : public pl::ResultSink {
+ public:
+  explicit Results(pl::ResultSink* file) : file_(file) {}
+  void write(const std::vector<dyn::HostSystem>& systems) override {
+    for (const dyn::HostSystem& s : systems) {
+      ++count;
+      if (s.failed)
+        ++failed;
+      else
+        lowest = std::min(lowest, s.energy);
+    }
+    if (file_ != nullptr)
+      file_->write(systems);
+  }
+  void finish() override {
+    if (file_ != nullptr)
+      file_->finish();
+  }
+  long count = 0, failed = 0;
+  double lowest = 0;
+
+ private:
+  pl::ResultSink* file_;
+};
 
 pl::Settings build_settings(const Options& o) {
   pl::Settings settings;
@@ -321,18 +425,27 @@ class Progress {
 
 int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
         const pl::Settings& settings, const std::optional<dyn::Eam>& eam) {
-  const std::vector<dyn::HostSystem> input = load_input(world, o, eam);
+  Input input = open_input(world, o, pipeline, eam);
+  Results results(input.file.get());
   Progress progress(world, o);
   pl::Driver driver(world, pipeline, settings);
-  driver.track_progress(progress.wanted());
+  driver.write_results_to(&results);
   // setup() checks the settings against the input on every rank alike (capacities, the plan).
   baton::on_every_rank(
-      world, [&] { driver.setup(input); }, app::exit_usage);
+      world,
+      [&] {
+        pl::FunctionSource none([] { return std::optional<dyn::HostSystem>(); });
+        driver.setup(input.source ? *input.source : none);
+      },
+      app::exit_usage);
   if (world.rank() == 0) {
     std::cout << "baton-pipeline: " << driver.input_count() << " systems through " << o.stages
               << " on " << world.size() << (world.size() == 1 ? " rank" : " ranks") << ", "
-              << pl::to_string(settings.mode) << " hand-offs\n"
-              << driver.plan().describe(pipeline.names()) << std::flush;
+              << pl::to_string(settings.mode) << " hand-offs";
+    if (input.resumed > 0)
+      std::cout << " (" << input.resumed << " finished by an earlier run, in " << o.output
+                << pl::XyzFileSink::partial_suffix << ")";
+    std::cout << "\n" << driver.plan().describe(pipeline.names()) << std::flush;
   }
   baton::barrier(world);
   const double start = baton::TimerRegistry::now();
@@ -342,13 +455,15 @@ int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& 
     driver.run([&] { progress.show(driver, false); });
   } catch (const std::exception& e) {
     // run() throws on every rank when any rank fails: agree on one message, printed once.
+    if (world.rank() == 0 && input.file)
+      std::cerr << "baton-pipeline: the results finished so far are in " << o.output
+                << pl::XyzFileSink::partial_suffix << " (--resume goes on from them)\n";
     baton::agree_on_failure(world, e.what(), app::exit_failure);
   }
   progress.show(driver, true);
 
   const pl::RunSummary summary = pl::summarize(driver, 0);
   const auto records = baton::gather_records(driver.communicator(), driver.timers(), 0);
-  std::vector<dyn::HostSystem> results = driver.gather_results(0);
   baton::on_every_rank(world, [&] {
     if (world.rank() != 0)
       return;
@@ -360,7 +475,12 @@ int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& 
     info.warnings.clear();
     imbalance.warnings.clear();
     std::cout << "\n(each rank runs its own stages and number of steps: a step appears only on the "
-                 "ranks that ran it, and averages use each rank's own iterations)\n"
+                 "ranks that ran it, and averages use each rank's own iterations"
+              << (driver.timers().dropped_iterations() > 0
+                      ? "; a long run's reports cover the first " +
+                            std::to_string(settings.timer_iterations) + " iterations of each step"
+                      : std::string())
+              << ")\n"
               << baton::format_time_info(info) << "\n"
               << baton::format_load_imbalance(imbalance);
     if (!o.json.empty())
@@ -369,24 +489,20 @@ int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& 
       baton::write_csv(o.csv, imbalance);
     if (!o.trace.empty())
       baton::write_chrome_trace(o.trace, records);
-    double lowest = 0;
-    std::size_t failed = 0;
-    for (const dyn::HostSystem& s : results) {
-      failed += s.failed ? 1 : 0;
-      if (!s.failed)
-        lowest = std::min(lowest, s.energy);
-    }
-    if (failed > 0)  // not a failed run: the other systems' results stand
-      std::cout << "\nfailed: " << failed << " of " << results.size()
-                << " systems (non-finite energy, forces or positions); they are not stepped "
-                   "further and are written with failed=T\n";
-    if (o.output != "none") {
-      dyn::write_xyz_file(o.output, results, pipeline.names());
-      std::cout << "\nresults: " << o.output << " (" << results.size() << " systems, lowest energy "
-                << lowest << ")\n";
-    }
+    if (results.failed > 0)  // not a failed run: the other systems' results stand
+      std::cout << "\nfailed: " << results.failed << " of " << results.count
+                << " systems (non-finite energy, forces or positions, or exploded); they are not "
+                   "stepped further and are written with failed=T and their failure\n";
+    if (input.file)
+      std::cout << "\nresults: " << o.output << " (" << results.count + input.resumed
+                << " systems, lowest energy " << results.lowest
+                << (input.resumed > 0 ? " of the " + std::to_string(results.count) + " run now"
+                                      : std::string())
+                << ")\n";
   });
-  return app::exit_ok;
+  int failed = results.failed > 0 ? 1 : 0;
+  baton::broadcast_object(world, failed, 0);
+  return failed != 0 ? app::exit_systems_failed : app::exit_ok;
 }
 
 }  // namespace
@@ -411,7 +527,8 @@ int main(int argc, char** argv) {
     ("sizes", app::value(&o.sizes, std::string("13,55")), "built-in input: cluster sizes to draw from")
     ("seed", app::value(&o.seed, std::uint64_t{1}), "built-in input: random seed")
     ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
-    ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none")
+    ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none; written as systems finish to FILE.part, renamed to FILE when the run completes")
+    ("resume", po::bool_switch(&o.resume), "go on from the results of an earlier run (FILE.part, or FILE): their systems are not run again")
     ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, or eam (with --potential-file)")
     ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")
     ("units", app::value(&o.units, std::string("auto")), "unit system: lj, metal (eV, A, amu, ps, K), or auto (metal for eam, else lj); metal changes the defaults of --fire-dt (0.001), --fire-dt-max (0.01), --dt (0.001) and --temperature (300)")

@@ -15,8 +15,8 @@ namespace app {
 
 std::string help_footer() {
   return "\nExit codes: 0 success, 1 the run failed, 2 a bad option or bad input, 3 the run "
-         "finished "
-         "but its result is inconsistent.\n"
+         "finished but its result is inconsistent, 4 the run finished but some systems failed "
+         "(their reasons are in the output).\n"
          "Kokkos' own flags (--kokkos-num-threads=N, --kokkos-device-id=N, ...; --kokkos-help "
          "lists "
          "them) are passed to Kokkos.\n";

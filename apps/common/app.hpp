@@ -21,7 +21,13 @@ namespace app {
 
 namespace po = boost::program_options;
 
-enum Exit : int { exit_ok = 0, exit_failure = 1, exit_usage = 2, exit_inconsistent = 3 };
+enum Exit : int {
+  exit_ok = 0,
+  exit_failure = 1,
+  exit_usage = 2,
+  exit_inconsistent = 3,
+  exit_systems_failed = 4  ///< the run finished; some systems failed (reported, written as failed)
+};
 
 /// The lines every --help ends with: exit codes and Kokkos' flags.
 std::string help_footer();

@@ -148,7 +148,7 @@ HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed, d
   return system;
 }
 
-std::vector<HostSystem> generate_clusters(const ClusterSpec& spec) {
+void check_cluster_spec(const ClusterSpec& spec) {
   if (spec.count < 0)
     throw Error("baton::dynamics::ClusterSpec: count must be >= 0, got " +
                 std::to_string(spec.count));
@@ -158,14 +158,19 @@ std::vector<HostSystem> generate_clusters(const ClusterSpec& spec) {
     check_size(size, "baton::dynamics::ClusterSpec: sizes");
   check_amplitude(spec.amplitude, "baton::dynamics::ClusterSpec: amplitude");
   check_positive(spec.nn_distance, "baton::dynamics::ClusterSpec: nn_distance");
+}
+
+HostSystem generated_cluster(const ClusterSpec& spec, std::int64_t i) {
+  const std::uint64_t pick = hash(spec.seed, static_cast<std::uint64_t>(i), 0) % spec.sizes.size();
+  return perturbed_cluster(spec.sizes[pick], i, spec.seed, spec.amplitude, spec.nn_distance);
+}
+
+std::vector<HostSystem> generate_clusters(const ClusterSpec& spec) {
+  check_cluster_spec(spec);
   std::vector<HostSystem> systems;
   systems.reserve(static_cast<std::size_t>(spec.count));
-  for (int i = 0; i < spec.count; ++i) {
-    const std::uint64_t pick =
-        hash(spec.seed, static_cast<std::uint64_t>(i), 0) % spec.sizes.size();
-    systems.push_back(
-        perturbed_cluster(spec.sizes[pick], i, spec.seed, spec.amplitude, spec.nn_distance));
-  }
+  for (int i = 0; i < spec.count; ++i)
+    systems.push_back(generated_cluster(spec, i));
   return systems;
 }
 

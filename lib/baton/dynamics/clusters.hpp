@@ -37,6 +37,13 @@ struct ClusterSpec {
 HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed, double amplitude,
                              double nn_distance);
 
+/// Throws baton::Error naming the bad field when the spec is invalid.
+void check_cluster_spec(const ClusterSpec& spec);
+
+/// System i of generate_clusters(spec) alone (for generating a long input one system at a time);
+/// the spec must be valid (check_cluster_spec).
+HostSystem generated_cluster(const ClusterSpec& spec, std::int64_t i);
+
 /// `spec.count` perturbed clusters; system i has id i and a size drawn from spec.sizes by hashing
 /// (seed, i). Throws baton::Error naming the bad field when the spec is invalid.
 std::vector<HostSystem> generate_clusters(const ClusterSpec& spec);

@@ -48,7 +48,9 @@ Driver::Driver(const Communicator& comm, Pipeline pipeline, Settings settings)
     : comm_(Communicator::duplicate(comm.raw())),
       pipeline_(std::move(pipeline)),
       settings_(std::move(settings)),
-      impl_(std::make_unique<Impl>()) {}
+      impl_(std::make_unique<Impl>()) {
+  timers_.limit_iterations(settings_.timer_iterations);
+}
 
 namespace {
 

@@ -2,6 +2,7 @@
 /// \file
 /// How a pipeline runs: communication mode, debugging switches, overflow sink.
 
+#include <cstddef>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct Settings {
   bool error_when_full = false;
   /// Ranks per stage (one entry per stage, summing to the world size); empty: automatic.
   std::vector<int> ranks_per_stage;
+  /// Iterations each of this rank's timers keeps for the reports (the first ones; later ones only
+  /// add to the totals), so that memory does not grow with the length of a run. 0: all.
+  std::size_t timer_iterations = 10000;
   /// Species labels that take the first indices of the run's species table, in this order (e.g. an
   /// EAM file's elements, so that species index i is element i); the input's other labels follow
   /// in order of first use.

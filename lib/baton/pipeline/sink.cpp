@@ -89,12 +89,14 @@ XyzFileSink::XyzFileSink(std::string path, std::vector<std::string> stage_names,
     : stages_(std::move(stage_names)),
       done_(resume ? prepare_resume(path) : std::vector<std::int64_t>{}),
       file_(std::move(path), partial_suffix, resume) {
-  file_.keep_partial();  // an unfinished run's results stay for --resume
+  if (resume)
+    file_.keep_partial();  // the earlier run's results stay, whatever happens
 }
 
 void XyzFileSink::write(const std::vector<dynamics::HostSystem>& systems) {
   if (systems.empty())
     return;
+  file_.keep_partial();  // from the first result on, an unfinished run's results stay for resume
   dynamics::write_xyz(file_.stream(), systems, stages_);
   file_.flush();
   written_ += static_cast<std::int64_t>(systems.size());

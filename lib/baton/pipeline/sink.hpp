@@ -27,7 +27,8 @@ class ResultSink {
 /// Extended XYZ written as results arrive: frames go to `path + ".part"`, flushed after every
 /// write() (a run killed at any moment leaves every system of the flushed writes whole on disk, and
 /// at most a cut last frame), and finish() fsyncs it and renames it to `path`. So `path` exists
-/// only when the run completed; `path.part` is an unfinished run's results.
+/// only when the run completed; `path.part` is an unfinished run's results (removed again if the
+/// sink goes away before any result was written and it was not resuming).
 ///
 /// With `resume`, the results of an earlier run are kept and continued: `path.part` if it exists,
 /// otherwise `path`. Its complete frames stay (a cut last frame is dropped) and done_ids() lists

@@ -1,26 +1,31 @@
 #include "baton/pipeline/summary.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 
+#include "baton/collectives/collectives.hpp"
 #include "baton/runtime/error.hpp"
 
 namespace baton::pipeline {
 
 namespace {
 
-// Per rank: segment, wall, receive, send, wait, then per stage: systems, steps, atom steps,
-// compute.
-constexpr int rank_fields = 5;
+// Per rank: segment, wall, receive, send, wait, peak RSS, then per stage: systems, steps, atom
+// steps, compute.
+constexpr int rank_fields = 6;
 constexpr int stage_fields = 4;
 
+double peak_rss_mb() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0.0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // kB on Linux
+}
+
 double total(const TimerRegistry& timers, const std::string& name) {
-  double sum = 0.0;
-  for (const StepRecord& s : timers.steps())
-    if (s.name == name)
-      for (double d : s.durations)
-        sum += d;
-  return sum;
+  return timers.total(name);
 }
 
 }  // namespace
@@ -35,6 +40,7 @@ RunSummary summarize(const Driver& driver, int root) {
   mine[2] = total(driver.timers(), "receive");
   mine[3] = total(driver.timers(), "send");
   mine[4] = total(driver.timers(), "wait");
+  mine[5] = peak_rss_mb();
   for (const StageCounters& c : driver.counters()) {
     double* f = mine.data() + rank_fields + stage_fields * c.stage;
     f[0] = static_cast<double>(c.systems);
@@ -42,13 +48,16 @@ RunSummary summarize(const Driver& driver, int root) {
     f[2] = static_cast<double>(c.atom_steps);
     f[3] = c.compute_seconds;
   }
-  std::vector<double> all(comm.rank() == root ? static_cast<std::size_t>(width) * comm.size() : 0);
-  check_mpi(
-      MPI_Gather(mine.data(), width, MPI_DOUBLE, all.data(), width, MPI_DOUBLE, root, comm.raw()),
-      "MPI_Gather", comm.raw());
+  const auto all =
+      gather(comm,
+             Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                 mine.data(), mine.size()),
+             root);
   RunSummary out;
   if (comm.rank() != root)
     return out;
+  for (int r = 0; r < comm.size(); ++r)
+    out.peak_rss_mb.push_back(all(static_cast<std::size_t>(width) * r + 5));
   const RankPlan& plan = driver.plan();
   const std::vector<std::string> names = driver.pipeline().names();
   out.world = comm.size();
@@ -65,7 +74,7 @@ RunSummary summarize(const Driver& driver, int root) {
     g.last_stage = seg.last_stage;
     g.ranks = static_cast<int>(seg.ranks.size());
     for (int r : seg.ranks) {
-      const double* f = all.data() + static_cast<std::size_t>(width) * r;
+      const double* f = all.data() + static_cast<std::size_t>(width) * r;  // contiguous
       const double wall = f[1] > 0 ? f[1] : 1.0;
       g.comm_share += (f[2] + f[3]) / wall / g.ranks;
       g.wait_share += f[4] / wall / g.ranks;
@@ -125,6 +134,12 @@ std::string format_summary(const RunSummary& s) {
                 "%.1f systems/s; pipeline efficiency %.3f\n",
                 s.systems, s.wall, s.world, s.mode.c_str(), s.throughput, s.bound, s.efficiency);
   text += line;
+  text += "peak memory (RSS) per rank, MB:";
+  for (double mb : s.peak_rss_mb) {
+    std::snprintf(line, sizeof line, " %.1f", mb);
+    text += line;
+  }
+  text += "\n";
   return text;
 }
 

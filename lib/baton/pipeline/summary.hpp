@@ -42,6 +42,7 @@ struct RunSummary {
   double efficiency = 0.0;  ///< throughput / bound
   std::vector<StageSummary> stages;
   std::vector<SegmentSummary> segments;
+  std::vector<double> peak_rss_mb;  ///< per rank: the most resident memory it used so far (MB)
 };
 
 /// Collective over the driver's communicator, after run(): the summary on `root` (others get an

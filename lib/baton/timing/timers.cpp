@@ -30,13 +30,38 @@ StepRecord& TimerRegistry::step(const std::string& name) {
       return s;
   }
   steps_.push_back(StepRecord{name, {}, {}});
+  dropped_.emplace_back(0.0, 0);
   return steps_.back();
 }
 
 void TimerRegistry::record(const std::string& name, double start, double duration) {
   StepRecord& s = step(name);
+  if (limit_ > 0 && s.durations.size() >= limit_) {
+    auto& d = dropped_[static_cast<std::size_t>(&s - steps_.data())];
+    d.first += duration;
+    d.second += 1;
+    return;
+  }
   s.starts.push_back(start - origin_);
   s.durations.push_back(duration);
+}
+
+double TimerRegistry::total(const std::string& name) const {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < steps_.size(); ++i)
+    if (steps_[i].name == name) {
+      for (double d : steps_[i].durations)
+        sum += d;
+      sum += dropped_[i].first;
+    }
+  return sum;
+}
+
+std::size_t TimerRegistry::dropped_iterations() const noexcept {
+  std::size_t n = 0;
+  for (const auto& d : dropped_)
+    n += d.second;
+  return n;
 }
 
 ScopedTimer TimerRegistry::scope(const std::string& name) {

@@ -3,7 +3,9 @@
 /// Step timers: a registry of named steps, each holding one (start, duration) per iteration, filled
 /// by scoped timers; gathered to one rank for the reports of report.hpp.
 
+#include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
@@ -33,13 +35,27 @@ class TimerRegistry {
 
   /// The steps in order of first use.
   const std::vector<StepRecord>& steps() const noexcept { return steps_; }
+  /// Keeps at most `n` iterations per step (0: all): later iterations only add to total(), so a
+  /// run of any length times its steps in bounded memory. The reports then cover each step's first
+  /// `n` iterations.
+  void limit_iterations(std::size_t n) noexcept { limit_ = n; }
+  /// Seconds over every iteration of `step`, kept or not (0 if it never ran).
+  double total(const std::string& step) const;
+  /// Iterations recorded beyond the limit (over all steps).
+  std::size_t dropped_iterations() const noexcept;
   /// This rank's record, for the reports.
   RankRecord record_of(int rank) const { return RankRecord{rank, steps_}; }
-  void clear() noexcept { steps_.clear(); }
+  void clear() noexcept {
+    steps_.clear();
+    dropped_.clear();
+  }
 
  private:
   StepRecord& step(const std::string& name);
   std::vector<StepRecord> steps_;
+  /// Per step (same order): seconds and iterations past the limit.
+  std::vector<std::pair<double, std::size_t>> dropped_;
+  std::size_t limit_ = 0;
   double origin_;
 };
 

@@ -18,6 +18,7 @@
 #include <baton/dynamics/verlet.hpp>
 #include <baton/dynamics/xyz.hpp>
 #include <baton/pipeline/driver.hpp>
+#include <baton/pipeline/hooks.hpp>
 #include <baton/pipeline/sink.hpp>
 #include <baton/pipeline/source.hpp>
 #include <baton/pipeline/summary.hpp>
@@ -48,7 +49,9 @@ struct Options {
   double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default
   std::uint64_t seed = 0;
   double amplitude = 0;
-  bool synchronized = false, debug = false, no_shift = false, resume = false;
+  bool synchronized = false, debug = false, no_shift = false, resume = false, log_finished = false;
+  std::string snapshots;
+  long snapshot_every = 100;
   dyn::LennardJones lj;
   dyn::Morse morse;
   dyn::FireParams fire;
@@ -183,6 +186,9 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(o.overflow >= 0 && o.overflow <= std::numeric_limits<int>::max() / 64, "overflow",
                "must be 0 (none) to " + std::to_string(std::numeric_limits<int>::max() / 64));
   app::require(o.steps_per_call >= 1, "steps-per-call", "must be at least 1");
+  app::require(o.snapshot_every >= 1, "snapshot-every", "must be at least 1");
+  if (!o.snapshots.empty())
+    app::require_output_file(o.snapshots + ".x.rank0.xyz", "snapshots");
   if (!o.ranks_per_stage.empty()) {
     const std::vector<int> ranks = int_list(o.ranks_per_stage, "ranks-per-stage");
     int sum = 0;
@@ -255,6 +261,7 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
                                                   const std::vector<std::int64_t>& done) {
   std::vector<std::int64_t> ids;
   std::int64_t largest = 0, count = 0;
+  dyn::SpeciesTable labels;  // in order of first use, so that every rank names them
   try {
     dyn::XyzReader reader(o.input);
     while (std::optional<dyn::HostSystem> s = reader.next()) {
@@ -263,6 +270,8 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
                    "'" + o.input + "' frame " + std::to_string(reader.frames()) + " (system " +
                        std::to_string(s->id) + ") " + problem);
       ids.push_back(s->id);
+      for (const std::string& label : s->species)
+        labels.index(label);
       largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(s->size()));
       count += std::binary_search(done.begin(), done.end(), s->id) ? 0 : 1;
     }
@@ -279,7 +288,7 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
                    (twice == ids.end() ? "" : std::to_string(*twice)) +
                    " is in more than one frame (ids name the results)");
   auto check = [&o, &eam](dyn::HostSystem& s) { return input_problem(s, o, eam); };
-  return std::make_unique<pl::XyzFileSource>(o.input, check, done, count, largest);
+  return std::make_unique<pl::XyzFileSource>(o.input, check, done, count, largest, labels.names());
 }
 
 // The built-in clusters, generated one at a time as the run takes them, passing over `done`.
@@ -304,7 +313,8 @@ std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
         return dyn::generated_cluster(spec, i++);
     return std::nullopt;
   };
-  return std::make_unique<pl::FunctionSource>(next, spec.count - skipped, largest);
+  return std::make_unique<pl::FunctionSource>(next, spec.count - skipped, largest,
+                                              std::vector<std::string>{"Ar"});
 }
 
 // Rank 0 opens the output (its unfinished file: the results so far) and the input; every rank
@@ -378,6 +388,10 @@ pl::Settings build_settings(const Options& o) {
     settings.overflow = {o.overflow, o.overflow * 64};
   if (!o.ranks_per_stage.empty())
     settings.ranks_per_stage = int_list(o.ranks_per_stage, "ranks-per-stage");
+  if (!o.snapshots.empty())
+    settings.hooks.push_back(std::make_shared<pl::XyzSnapshots>(o.snapshots, o.snapshot_every));
+  if (o.log_finished)
+    settings.hooks.push_back(std::make_shared<pl::LogHook>(std::cerr));
   return settings;
 }
 
@@ -556,6 +570,9 @@ int main(int argc, char** argv) {
     ("mode", app::value(&o.mode, std::string("fully_async")), "hand-offs: sync, async_recv, fully_async")
     ("steps-per-call", app::value(&o.steps_per_call, 10), "dynamics steps per pipeline step (>= 1)")
     ("ranks-per-stage", po::value(&o.ranks_per_stage), "e.g. 1,2,1: one count per stage, adding up to the ranks (default: automatic)")
+    ("snapshots", po::value(&o.snapshots), "trajectory snapshots: every --snapshot-every pipeline steps, each stage's running systems are appended to PREFIX.<stage>.rank<r>.xyz")
+    ("snapshot-every", app::value(&o.snapshot_every, 100L), "pipeline steps between snapshots (>= 1)")
+    ("log-finished", po::bool_switch(&o.log_finished), "log a line per system finishing each stage (rank, stage, id, steps, energy or failure) to stderr")
     ("synchronized", po::bool_switch(&o.synchronized), "barrier after every step (debugging)")
     ("debug", po::bool_switch(&o.debug), "log every hand-off (rank, tag, counts) to stderr")
     ("progress", app::value(&o.progress, std::string("auto")), "progress on rank 0: auto (a line redrawn on a terminal, else a plain line every --progress-seconds), on (redrawn line), off")

@@ -31,7 +31,7 @@
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
 #include "baton/pipeline/settings.hpp"
-#include "baton/pipeline/stage.hpp"
+#include "baton/dynamics/stage.hpp"
 #include "baton/pipeline/summary.hpp"
 #include "baton/pipeline/wire.hpp"
 #include "baton/roles/context.hpp"

@@ -316,6 +316,24 @@ if(NOT kept_at EQUAL 0)
   message(FATAL_ERROR "--resume: the earlier run's frames are not kept as they were")
 endif()
 
+# Hooks from the command line: snapshots every 5 steps per stage and rank (readable frames marked
+# with their step) and a log line per system finishing each stage.
+launch(2 --systems 4 --sizes 13 --stages fire,nve --nve-steps 60 --snapshots ${WORK}/snap
+       --snapshot-every 5 --log-finished --output none)
+file(GLOB snaps ${WORK}/snap.*.rank*.xyz)
+list(LENGTH snaps n_snaps)
+string(REGEX MATCHALL "stage '(fire|nve)': system [0-3] finished after" logged "${out}")
+list(LENGTH logged n_logged)
+if(NOT rc EQUAL 0 OR n_snaps LESS 2 OR NOT n_logged EQUAL 8)
+  message(FATAL_ERROR "hooks: ${n_snaps} snapshot files, ${n_logged} log lines (${rc}):\n${out}")
+endif()
+foreach(snap IN LISTS snaps)
+  file(STRINGS ${snap} marked REGEX "snapshot_step=[0-9]+")
+  if(marked STREQUAL "")
+    message(FATAL_ERROR "${snap} has no frame marked with its step")
+  endif()
+endforeach()
+
 # Bad input and settings: an error naming the problem, exit code 2 (bad option or input), no hang.
 file(WRITE ${WORK}/bad.xyz "2\nProperties=species:S:1:pos:R:3\nAr 0 0 0\nAr 1.0 x 0\n")
 # np | arguments separated by ^ | expected text

@@ -12,9 +12,9 @@
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/potential.hpp"
+#include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/team.hpp"
 #include "baton/dynamics/units.hpp"
-#include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
 
@@ -69,7 +69,7 @@ struct FireConstants {
 /// (checked before each step, so a relaxed system takes 0 steps) or after params.max_steps steps,
 /// with its forces, energy, fmax and virial current.
 template <class Potential = LennardJones>
-class FireStage : public pipeline::Stage {
+class FireStage : public Stage {
  public:
   explicit FireStage(Potential potential = {}, FireParams params = {});
   std::string name() const override { return "fire"; }

@@ -14,9 +14,9 @@
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
+#include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/team.hpp"
 #include "baton/dynamics/units.hpp"
-#include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
 
@@ -38,7 +38,7 @@ void validate(const LangevinParams& p);
 /// component c of atom a (index in its system) at step k (batch.steps) of system `id` is
 /// random_normal(seed, id, k, a, c). Incoming velocities are kept.
 template <class Potential = LennardJones>
-class LangevinStage : public pipeline::Stage {
+class LangevinStage : public Stage {
  public:
   explicit LangevinStage(Potential potential = {}, LangevinParams params = {});
   std::string name() const override { return "langevin"; }

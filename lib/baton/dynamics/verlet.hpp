@@ -14,9 +14,9 @@
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
+#include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/team.hpp"
 #include "baton/dynamics/units.hpp"
-#include "baton/pipeline/stage.hpp"
 
 namespace baton::dynamics {
 
@@ -44,7 +44,7 @@ void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, 
 
 /// The "nve" stage: params.steps velocity-Verlet steps per system, then Finished.
 template <class Potential = LennardJones>
-class VerletStage : public pipeline::Stage {
+class VerletStage : public Stage {
  public:
   explicit VerletStage(Potential potential = {}, VerletParams params = {});
   std::string name() const override { return "nve"; }

@@ -185,10 +185,21 @@ void Driver::setup(SystemSource& source) {
     for (const StageSpec& spec : specs)
       costs.push_back(spec.cost > 0.0 ? spec.cost : spec.make()->cost_estimate());
     plan_ = plan_ranks(comm_.size(), costs, settings_.ranks_per_stage);
-    if (comm_.rank() == 0)
+    if (comm_.rank() == 0) {
       facts = {source.count(), source.largest(), sink_ != nullptr ? 1 : 0};
+      for (const std::string& label : settings_.species)  // first, in this order (EAM elements)
+        species_.index(label);
+      for (const std::string& label : source.species())
+        species_.index(label);
+    }
   });
   broadcast_object(comm_, facts, 0);
+  // Every rank names species alike (hooks see labels); labels a source meets later are named on
+  // rank 0 only.
+  std::vector<std::string> names = species_.names();
+  broadcast_object(comm_, names, 0);
+  for (const std::string& label : names)
+    species_.index(label);
   input_count_ = static_cast<long>(facts[0]);
   const bool streamed = facts[2] != 0;
   segment_ = plan_.segment_of(comm_.rank());
@@ -211,8 +222,6 @@ void Driver::setup(SystemSource& source) {
       m.overflow.emplace(settings_.overflow, k);
     build_links();
     if (comm_.rank() == 0) {
-      for (const std::string& label : settings_.species)  // first, in this order (EAM elements)
-        species_.index(label);
       std::vector<detail::DownLink> feed;
       const BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
       for (int r : plan_.segments.front().ranks)
@@ -396,7 +405,7 @@ void Driver::advance_stages() {
   Impl& m = *impl_;
   for (std::size_t i = 0; i < m.runners.size(); ++i) {
     detail::Runner& r = m.runners[i];
-    detail::advance(r, settings_.steps_per_call, timers_);
+    call_hooks(r, detail::advance(r, settings_.steps_per_call, timers_));
     if (i + 1 < m.runners.size()) {
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
       detail::move_held(r.batch, m.runners[i + 1].batch, m.runners[i + 1].impl.get());
@@ -411,6 +420,36 @@ void Driver::advance_stages() {
       detail::move_held(r.batch, *m.overflow, nullptr);
     }
   }
+}
+
+void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
+  std::vector<Hook*> hooks;
+  for (const auto& h : pipeline_.stages()[static_cast<std::size_t>(r.counters.stage)].hooks)
+    hooks.push_back(h.get());
+  for (const auto& h : settings_.hooks)
+    hooks.push_back(h.get());
+  hooks.erase(std::remove(hooks.begin(), hooks.end(), nullptr), hooks.end());
+  if (hooks.empty())
+    return;
+  const HookContext where{r.counters.stage, r.counters.name, step_, comm_.rank()};
+  if (!finished.empty()) {
+    const std::vector<HostSystem> systems =
+        dynamics::copy_systems_to_host(r.batch, finished, species_);
+    for (Hook* h : hooks)
+      h->on_finished(where, systems);
+  }
+  const auto due = [&](const Hook* h) { return h->every() > 0 && step_ % h->every() == 0; };
+  if (std::none_of(hooks.begin(), hooks.end(), due))
+    return;
+  const std::vector<int> running =
+      detail::slots_with(r.batch.status_on_host(), SystemStatus::Active);
+  if (running.empty())
+    return;
+  const std::vector<HostSystem> systems =
+      dynamics::copy_systems_to_host(r.batch, running, species_);
+  for (Hook* h : hooks)
+    if (due(h))
+      h->on_step(where, systems);
 }
 
 bool Driver::inputs_done() {

@@ -27,7 +27,8 @@ namespace baton::pipeline {
 
 namespace detail {
 struct LinkContext;
-}
+struct Runner;
+}  // namespace detail
 
 class Driver {
  public:
@@ -97,7 +98,8 @@ class Driver {
   /// Named timers of this rank: "<stage> compute", "receive", "send", "wait".
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
-  /// The run's species labels (rank 0, which reads the input, and gather_results' root).
+  /// The run's species labels: those known at setup (Settings::species, SystemSource::species())
+  /// on every rank; labels the source met later on rank 0 only.
   const dynamics::SpeciesTable& species() const noexcept { return species_; }
   /// Rank 0: takes the finished systems that arrived (finished_count()), and says whether some
   /// last-stage rank has not sent its last ones yet. Elsewhere: false.
@@ -115,6 +117,7 @@ class Driver {
   void stop_neighbours() noexcept;
   void check_conservation();
   void check_not_full();
+  void call_hooks(detail::Runner& r, const std::vector<int>& finished);
   void build_links();
   bool inputs_done();
   long systems_here() const;

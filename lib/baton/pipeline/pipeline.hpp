@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/systems_batch.hpp"
-#include "baton/pipeline/stage.hpp"
+#include "baton/pipeline/hooks.hpp"
 
 namespace baton::pipeline {
 
@@ -23,6 +24,9 @@ struct StageSpec {
   StageFactory make;                             ///< builds the stage on the ranks that run it
   dynamics::BatchCapacity capacity{256, 16384};  ///< batch of each rank that runs it
   double cost = 0.0;  ///< relative cost per system; 0: ask the stage's cost_estimate()
+  /// Called on the ranks that run this stage (hooks.hpp); shared by those ranks' copies of the spec
+  /// within a process.
+  std::vector<std::shared_ptr<Hook>> hooks;
 };
 
 /// Makes a StageSpec for a stage type constructed from `args` (copied into the factory).

@@ -56,9 +56,9 @@ void record_finished(Runner& r, const std::vector<int>& finished) {
 
 }  // namespace
 
-void advance(Runner& r, int steps, TimerRegistry& timers) {
+std::vector<int> advance(Runner& r, int steps, TimerRegistry& timers) {
   if (r.batch.empty())
-    return;
+    return {};
   std::vector<int> status = r.batch.status_on_host();
   if (std::find(status.begin(), status.end(), static_cast<int>(SystemStatus::Active)) !=
       status.end()) {
@@ -70,7 +70,9 @@ void advance(Runner& r, int steps, TimerRegistry& timers) {
     r.counters.compute_seconds += dt;
     status = r.batch.status_on_host();
   }
-  record_finished(r, slots_with(status, SystemStatus::Finished));
+  std::vector<int> finished = slots_with(status, SystemStatus::Finished);
+  record_finished(r, finished);
+  return finished;
 }
 
 int move_held(SystemsBatch& from, SystemsBatch& to, Stage* enter) {

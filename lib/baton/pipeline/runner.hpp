@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/systems_batch.hpp"
-#include "baton/pipeline/stage.hpp"
 #include "baton/pipeline/stage_counters.hpp"
 #include "baton/timing/timers.hpp"
 
@@ -23,8 +23,8 @@ struct Runner {
 std::vector<int> slots_with(const std::vector<int>& statuses, dynamics::SystemStatus status);
 
 /// Advances the runner's Active systems by up to `steps` steps (timed as "<stage> compute"), then
-/// counts the systems that finished and marks them Held.
-void advance(Runner& r, int steps, TimerRegistry& timers);
+/// counts the systems that finished and marks them Held. Returns their slots.
+std::vector<int> advance(Runner& r, int steps, TimerRegistry& timers);
 
 /// Moves Held systems of `from` (slot order) that fit `to` there as Active, and calls `enter` on
 /// them when a stage is given. Returns how many moved.

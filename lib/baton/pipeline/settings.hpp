@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "baton/dynamics/systems_batch.hpp"
+#include "baton/pipeline/hooks.hpp"
 
 namespace baton::pipeline {
 
@@ -44,6 +46,8 @@ struct Settings {
   /// Iterations each of this rank's timers keeps for the reports (the first ones; later ones only
   /// add to the totals), so that memory does not grow with the length of a run. 0: all.
   std::size_t timer_iterations = 10000;
+  /// Hooks called for every stage (hooks.hpp), after the stage's own StageSpec::hooks.
+  std::vector<std::shared_ptr<Hook>> hooks;
   /// Species labels that take the first indices of the run's species table, in this order (e.g. an
   /// EAM file's elements, so that species index i is element i); the input's other labels follow
   /// in order of first use.

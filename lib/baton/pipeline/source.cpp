@@ -20,6 +20,14 @@ std::optional<dynamics::HostSystem> VectorSource::next() {
   return std::move(systems_[next_++]);
 }
 
+std::vector<std::string> VectorSource::species() const {
+  dynamics::SpeciesTable table;  // in order of first use
+  for (std::size_t i = next_; i < systems_.size(); ++i)
+    for (const std::string& label : systems_[i].species)
+      table.index(label);
+  return table.names();
+}
+
 std::string VectorSource::problem() const {
   for (const dynamics::HostSystem& s : systems_) {
     const std::string wrong = dynamics::host_system_problem(s);
@@ -30,13 +38,15 @@ std::string VectorSource::problem() const {
 }
 
 XyzFileSource::XyzFileSource(const std::string& path, Check check, std::vector<std::int64_t> skip,
-                             std::int64_t count, std::int64_t largest)
+                             std::int64_t count, std::int64_t largest,
+                             std::vector<std::string> species)
     : path_(path),
       reader_(path),
       check_(std::move(check)),
       skip_(std::move(skip)),
       count_(count),
-      largest_(largest) {
+      largest_(largest),
+      species_(std::move(species)) {
   std::sort(skip_.begin(), skip_.end());
 }
 

@@ -28,6 +28,9 @@ class SystemSource {
   /// checks every capacity against it before any work; otherwise each system is checked as it is
   /// read.
   virtual std::int64_t largest() const { return -1; }
+  /// Species labels next() will use, if known (named on every rank from the start; others are
+  /// named on rank 0 as they come).
+  virtual std::vector<std::string> species() const { return {}; }
 };
 
 /// The systems of a vector, in order, each moved out as it is taken.
@@ -37,6 +40,7 @@ class VectorSource : public SystemSource {
   std::optional<dynamics::HostSystem> next() override;
   std::int64_t count() const override { return static_cast<std::int64_t>(systems_.size()); }
   std::int64_t largest() const override { return largest_; }
+  std::vector<std::string> species() const override;
   /// What is wrong with the first system that cannot be loaded ("input system 3 has ..."), or "".
   std::string problem() const;
 
@@ -50,31 +54,37 @@ class VectorSource : public SystemSource {
 class FunctionSource : public SystemSource {
  public:
   using Next = std::function<std::optional<dynamics::HostSystem>()>;
-  explicit FunctionSource(Next next, std::int64_t count = -1, std::int64_t largest = -1)
-      : next_(std::move(next)), count_(count), largest_(largest) {}
+  explicit FunctionSource(Next next, std::int64_t count = -1, std::int64_t largest = -1,
+                          std::vector<std::string> species = {})
+      : next_(std::move(next)), count_(count), largest_(largest), species_(std::move(species)) {}
   std::optional<dynamics::HostSystem> next() override { return next_(); }
   std::int64_t count() const override { return count_; }
   std::int64_t largest() const override { return largest_; }
+  std::vector<std::string> species() const override { return species_; }
 
  private:
   Next next_;
   std::int64_t count_;
   std::int64_t largest_;
+  std::vector<std::string> species_;
 };
 
 /// The frames of an extended-XYZ file, read one at a time (dynamics::XyzReader). `check` (if
 /// given) sees each system first and may complete it (e.g. masses) or return what is wrong with
 /// it; the error then names the file, the line and the system. Systems whose id is in `skip`
-/// (sorted) are passed over (a resumed run: their results are written already).
+/// (sorted) are passed over (a resumed run: their results are written already). `count`,
+/// `largest` and `species`, when the caller knows them (e.g. from a first pass over the file),
+/// are what count(), largest() and species() say.
 class XyzFileSource : public SystemSource {
  public:
   using Check = std::function<std::string(dynamics::HostSystem&)>;
   explicit XyzFileSource(const std::string& path, Check check = {},
                          std::vector<std::int64_t> skip = {}, std::int64_t count = -1,
-                         std::int64_t largest = -1);
+                         std::int64_t largest = -1, std::vector<std::string> species = {});
   std::optional<dynamics::HostSystem> next() override;
   std::int64_t count() const override { return count_; }
   std::int64_t largest() const override { return largest_; }
+  std::vector<std::string> species() const override { return species_; }
   /// Systems passed over because their id was in `skip`.
   std::int64_t skipped() const noexcept { return skipped_; }
 
@@ -84,6 +94,7 @@ class XyzFileSource : public SystemSource {
   Check check_;
   std::vector<std::int64_t> skip_;
   std::int64_t count_, largest_;
+  std::vector<std::string> species_;
   std::int64_t skipped_ = 0;
 };
 

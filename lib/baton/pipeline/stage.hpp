@@ -1,33 +1,6 @@
 #pragma once
 /// \file
-/// The stage interface: what the pipeline driver needs from a piece of dynamics.
+/// baton::pipeline::Stage, the stage interface, defined in baton/dynamics/stage.hpp (kept for code
+/// that includes it from here).
 
-#include <memory>
-#include <string>
-
-#include "baton/dynamics/systems_batch.hpp"
-
-namespace baton::pipeline {
-
-/// One stage of a pipeline. The driver owns the batch: it appends arriving systems (status Active,
-/// steps 0, scratch 0), calls enter() for them, calls advance() every pipeline step, and takes out
-/// the systems advance() marked Finished. A system's result must depend only on its own data, so
-/// that it does not matter which rank, slot or step runs it.
-class Stage {
- public:
-  virtual ~Stage() = default;
-  /// Short name, used in reports and XYZ keys ("fire", "nve", "langevin").
-  virtual std::string name() const = 0;
-  /// Prepares slots [first, first + n) that just arrived (e.g. computes forces, draws velocities).
-  virtual void enter(dynamics::SystemsBatch& batch, int first, int n) = 0;
-  /// Runs up to `max_steps` steps on every Active system, incrementing `steps`; marks a system
-  /// Finished when it is done. Energy, fmax and forces of a Finished system are current.
-  virtual void advance(dynamics::SystemsBatch& batch, int max_steps) = 0;
-  /// Relative cost of one system through this stage (e.g. its step budget), used to decide which
-  /// stages extra ranks replicate.
-  virtual double cost_estimate() const = 0;
-  /// Largest number of steps one system can take here before the stage gives up on it (0: none).
-  virtual long step_limit() const { return 0; }
-};
-
-}  // namespace baton::pipeline
+#include "baton/dynamics/stage.hpp"

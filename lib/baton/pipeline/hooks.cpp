@@ -1,0 +1,61 @@
+#include "baton/pipeline/hooks.hpp"
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "baton/dynamics/xyz.hpp"
+#include "baton/runtime/error.hpp"
+
+namespace baton::pipeline {
+
+XyzSnapshots::XyzSnapshots(std::string prefix, long every)
+    : prefix_(std::move(prefix)), every_(every) {
+  if (every_ < 1)
+    throw Error("baton::pipeline::XyzSnapshots: every must be >= 1, got " + std::to_string(every_));
+}
+
+void XyzSnapshots::on_step(const HookContext& where,
+                           const std::vector<dynamics::HostSystem>& running) {
+  const std::string path =
+      prefix_ + "." + where.stage_name + ".rank" + std::to_string(where.rank) + ".xyz";
+  std::ostringstream text;
+  dynamics::write_xyz(text, running);
+  // The step goes into every frame's comment line, after its atom count.
+  std::istringstream in(text.str());
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (!out)
+    throw Error("baton::pipeline::XyzSnapshots: cannot open '" + path + "' for writing");
+  std::string line;
+  for (const dynamics::HostSystem& s : running) {
+    std::getline(in, line);
+    out << line << '\n';
+    std::getline(in, line);
+    out << line << " snapshot_step=" << where.step << '\n';
+    for (std::size_t a = 0; a < s.size(); ++a) {
+      std::getline(in, line);
+      out << line << '\n';
+    }
+    ++frames_;
+  }
+  out.flush();
+  if (!out)
+    throw Error("baton::pipeline::XyzSnapshots: writing '" + path + "' failed");
+}
+
+void LogHook::on_finished(const HookContext& where,
+                          const std::vector<dynamics::HostSystem>& systems) {
+  for (const dynamics::HostSystem& s : systems) {
+    const long steps = static_cast<std::size_t>(where.stage) < s.stage_steps.size()
+                           ? static_cast<long>(s.stage_steps[static_cast<std::size_t>(where.stage)])
+                           : 0;
+    out_ << "[baton::pipeline] rank " << where.rank << " stage '" << where.stage_name
+         << "': system " << s.id << " finished after " << steps << " steps, ";
+    if (s.failed)
+      out_ << "failed (" << (s.failure.empty() ? "no reason given" : s.failure) << ")\n";
+    else
+      out_ << "energy " << s.energy << ", fmax " << s.fmax << '\n';
+  }
+}
+
+}  // namespace baton::pipeline

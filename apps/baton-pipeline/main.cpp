@@ -43,6 +43,7 @@ namespace {
 
 struct Options {
   std::string stages, input, output, mode, progress, ranks_per_stage, sizes, json, csv, trace;
+  std::string stage_ranks, stage_modes;
   std::string potential, potential_file, units;
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
@@ -93,7 +94,26 @@ pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
                             "' (choose from fire, langevin, nve)");
   }
   app::require(p.size() > 0, "stages", "give at least one stage, e.g. fire,langevin,nve");
-  return p;
+  if (o.stage_modes.empty())
+    return p;
+  std::vector<std::string> modes;
+  std::stringstream list(o.stage_modes);
+  for (std::string m; std::getline(list, m, ',');)
+    modes.push_back(m);
+  app::require(
+      modes.size() == p.size(), "stage-modes",
+      "'" + o.stage_modes + "' must give " + std::to_string(p.size()) + " modes, one per stage");
+  pl::Pipeline out;
+  for (std::size_t s = 0; s < p.size(); ++s) {
+    pl::StageSpec spec = p.stages()[s];
+    try {
+      spec.mode = pl::parse_comm_mode(modes[s]);
+    } catch (const baton::Error& e) {
+      throw app::UsageError(std::string("--stage-modes: ") + e.what());
+    }
+    out = out | spec;
+  }
+  return out;
 }
 
 // The stages of --stages over the potential of --potential (`eam`: the one read from its file).
@@ -200,6 +220,19 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
                  "'" + o.ranks_per_stage + "' must give " + std::to_string(pipeline.size()) +
                      " counts (one per stage) adding up to the " + std::to_string(world_size) +
                      " ranks");
+  }
+  if (!o.stage_ranks.empty()) {
+    app::require(o.ranks_per_stage.empty(), "stage-ranks",
+                 "give it or --ranks-per-stage, not both");
+    std::vector<std::vector<int>> map;
+    std::stringstream groups(o.stage_ranks);
+    for (std::string group; std::getline(groups, group, ';');)
+      map.push_back(int_list(group, "stage-ranks"));
+    try {
+      pl::plan_ranks_explicit(world_size, static_cast<int>(pipeline.size()), map);
+    } catch (const baton::Error& e) {
+      throw app::UsageError("--stage-ranks: '" + o.stage_ranks + "': " + e.what());
+    }
   }
   app::require(o.progress == "auto" || o.progress == "on" || o.progress == "off", "progress",
                "must be auto, on or off, not '" + o.progress + "'");
@@ -388,6 +421,9 @@ pl::Settings build_settings(const Options& o) {
     settings.overflow = {o.overflow, o.overflow * 64};
   if (!o.ranks_per_stage.empty())
     settings.ranks_per_stage = int_list(o.ranks_per_stage, "ranks-per-stage");
+  std::stringstream groups(o.stage_ranks);
+  for (std::string group; std::getline(groups, group, ';');)
+    settings.stage_ranks.push_back(int_list(group, "stage-ranks"));
   if (!o.snapshots.empty())
     settings.hooks.push_back(std::make_shared<pl::XyzSnapshots>(o.snapshots, o.snapshot_every));
   if (o.log_finished)
@@ -567,9 +603,11 @@ int main(int argc, char** argv) {
     ("capacity-systems", app::value(&o.capacity_systems, 32), "batch capacity of every stage, systems (>= 1)")
     ("capacity-atoms", app::value(&o.capacity_atoms, 4096), "batch capacity of every stage, atoms (>= 1)")
     ("overflow", app::value(&o.overflow, 0), "overflow sink per rank, systems (0: none)")
-    ("mode", app::value(&o.mode, std::string("fully_async")), "hand-offs: sync, async_recv, fully_async")
+    ("mode", app::value(&o.mode, std::string("async_recv")), "hand-offs: sync, async_recv, fully_async")
     ("steps-per-call", app::value(&o.steps_per_call, 10), "dynamics steps per pipeline step (>= 1)")
     ("ranks-per-stage", po::value(&o.ranks_per_stage), "e.g. 1,2,1: one count per stage, adding up to the ranks (default: automatic)")
+    ("stage-ranks", po::value(&o.stage_ranks), "explicit rank -> stage map, e.g. 0,3;1;2: stage 0 on ranks 0 and 3, stage 1 on rank 1, stage 2 on rank 2 (every rank once; rank 0 on stage 0)")
+    ("stage-modes", po::value(&o.stage_modes), "hand-off mode per stage, e.g. sync,async_recv,fully_async (the links into each stage; default: --mode for all)")
     ("snapshots", po::value(&o.snapshots), "trajectory snapshots: every --snapshot-every pipeline steps, each stage's running systems are appended to PREFIX.<stage>.rank<r>.xyz")
     ("snapshot-every", app::value(&o.snapshot_every, 100L), "pipeline steps between snapshots (>= 1)")
     ("log-finished", po::bool_switch(&o.log_finished), "log a line per system finishing each stage (rank, stage, id, steps, energy or failure) to stderr")

@@ -104,6 +104,24 @@ foreach(run IN LISTS runs)
   endif()
 endforeach()
 
+# An explicit rank -> stage map and a mode per stage (from a config file: the map holds ';'): the
+# same results as every run above.
+file(READ ${WORK}/run.cfg run_cfg)
+file(WRITE ${WORK}/map.cfg "${run_cfg}stage-ranks = 0;2;1\nstage-modes = sync,fully_async,async_recv\n")
+launch(3 --config ${WORK}/map.cfg --capacity-systems 3 --capacity-atoms 60 --output ${WORK}/out.map.xyz)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "stage 1 'langevin': rank 2\nstage 2 'nve': rank 1")
+  message(FATAL_ERROR "--stage-ranks 0;2;1 (${rc}):\n${out}")
+endif()
+compare_results(${first} ${WORK}/out.map.xyz)
+if(NOT diff EQUAL 0)
+  message(FATAL_ERROR "--stage-ranks 0;2;1 --stage-modes: results differ from ${first}")
+endif()
+file(WRITE ${WORK}/badmap.cfg "stage-ranks = 1;0;2\n")
+launch(3 --config ${WORK}/badmap.cfg --output none)
+if(NOT rc EQUAL 2 OR NOT out MATCHES "--stage-ranks: '1;0;2': .*rank 0 must run stage 0")
+  message(FATAL_ERROR "--stage-ranks 1;0;2 (${rc}):\n${out}")
+endif()
+
 # The same systems with --potential morse: identical at 1 and 2 ranks, and not the LJ results.
 foreach(np 1 2)
   set(file ${WORK}/morse.np${np}.xyz)

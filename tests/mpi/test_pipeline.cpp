@@ -657,3 +657,39 @@ TEST_CASE("hooks see every system that finishes each stage, and running systems 
   if (world.rank() == 0)
     CHECK(out.size() == 9);
 }
+
+TEST_CASE("a mode per stage and an explicit rank -> stage map change nothing in the results") {
+  const Communicator& world = baton::test::world();
+  const int n = world.size();
+  const std::vector<HostSystem> in = input(12);
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+  // The links into each stage complete in their own way.
+  Pipeline mixed;
+  const CommMode modes[3] = {CommMode::fully_async, CommMode::sync, CommMode::async_recv};
+  for (std::size_t s = 0; s < 3; ++s) {
+    StageSpec spec = three_stages().stages()[s];
+    spec.mode = modes[s];
+    mixed = mixed | spec;
+  }
+  Settings settings;
+  if (n >= 3) {  // stage 1 on the highest ranks, stage 2 on rank 1
+    std::vector<int> middle;
+    for (int r = n - 1; r >= 2; --r)
+      middle.push_back(r);
+    settings.stage_ranks = {{0}, middle, {1}};
+  }
+  Driver driver(world, mixed, settings);
+  driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
+  CHECK(driver.global_rank() == world.rank());
+  CHECK(driver.node_rank() >= 0);
+  if (n >= 3) {
+    const int expected = world.rank() == 0 ? 0 : world.rank() == 1 ? 2 : 1;
+    CHECK(driver.local_stages() == std::pair<int, int>{expected, expected});
+  }
+  driver.run();
+  const std::vector<HostSystem> out = driver.gather_results(0);
+  if (world.rank() == 0)
+    check_identical(out, reference);
+}

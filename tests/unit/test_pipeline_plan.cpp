@@ -121,3 +121,28 @@ TEST_CASE("default-constructed WireBatch and SystemsBatch copy, assign and destr
   b = baton::dynamics::SystemsBatch();
   CHECK(b.num_systems() == 0);
 }
+
+TEST_CASE("an explicit rank -> stage map: any rank order, every rank once, rank 0 on stage 0") {
+  const RankPlan plan = plan_ranks_explicit(5, 3, {{0, 4}, {3, 1}, {2}});
+  REQUIRE(plan.segments.size() == 3);
+  CHECK(plan.segments[1].ranks == std::vector<int>{1, 3});
+  CHECK(plan.segment_of(4) == 0);
+  CHECK(plan.segment_of(2) == 2);
+  const auto message = [](int world, int stages, std::vector<std::vector<int>> map) {
+    try {
+      plan_ranks_explicit(world, stages, map);
+    } catch (const baton::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message(3, 3, {{1}, {0}, {2}}).find("rank 0 must run stage 0") != std::string::npos);
+  CHECK(message(3, 3, {{0}, {1}}).find("ranks for 2 stages; the pipeline has 3") !=
+        std::string::npos);
+  CHECK(message(3, 3, {{0}, {1, 0}, {2}}).find("rank 0 is given stages 0 and 1") !=
+        std::string::npos);
+  CHECK(message(4, 3, {{0}, {1}, {2}}).find("rank 3 runs no stage") != std::string::npos);
+  CHECK(message(3, 3, {{0}, {}, {1, 2}}).find("stage 1 has no rank") != std::string::npos);
+  CHECK(message(3, 3, {{0}, {1}, {7}}).find("rank 7 (stage 2) is not in a world of 3") !=
+        std::string::npos);
+}

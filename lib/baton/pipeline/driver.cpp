@@ -184,7 +184,11 @@ void Driver::setup(SystemSource& source) {
     std::vector<double> costs;
     for (const StageSpec& spec : specs)
       costs.push_back(spec.cost > 0.0 ? spec.cost : spec.make()->cost_estimate());
-    plan_ = plan_ranks(comm_.size(), costs, settings_.ranks_per_stage);
+    if (!settings_.stage_ranks.empty() && !settings_.ranks_per_stage.empty())
+      throw Error("baton::pipeline::Driver: give ranks_per_stage or stage_ranks, not both");
+    plan_ = settings_.stage_ranks.empty()
+                ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
+                : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
     if (comm_.rank() == 0) {
       facts = {source.count(), source.largest(), sink_ != nullptr ? 1 : 0};
       for (const std::string& label : settings_.species)  // first, in this order (EAM elements)
@@ -237,11 +241,11 @@ void Driver::setup(SystemSource& source) {
     m.collector.emplace(comm_, k, m.last_segment, comm_.rank() == 0 ? sink_ : nullptr,
                         std::move(sources));
   });
-  if (settings_.mode != CommMode::sync) {
-    const detail::LinkContext c = context();
+  const detail::LinkContext c = context(mode_into(seg.first_stage));
+  if (c.mode != CommMode::sync)
     for (detail::UpLink& u : m.up)
       detail::post_handoff(c, u);
-  }
+  node_rank_ = comm_.split_node().rank();
   timers_.reset_origin();
 }
 
@@ -271,13 +275,21 @@ void Driver::build_links() {
   }
 }
 
-detail::LinkContext Driver::context() {
-  return detail::LinkContext{comm_,
-                             settings_.mode,
-                             timers_,
-                             step_,
-                             settings_.debug ? &log() : nullptr,
-                             settings_.synchronized};
+CommMode Driver::mode_into(int stage) const {
+  const StageSpec& spec = pipeline_.stages()[static_cast<std::size_t>(stage)];
+  return spec.mode ? *spec.mode : settings_.mode;
+}
+
+detail::LinkContext Driver::context(CommMode mode) {
+  return detail::LinkContext{
+      comm_, mode, timers_, step_, settings_.debug ? &log() : nullptr, settings_.synchronized};
+}
+
+std::pair<int, int> Driver::local_stages() const {
+  if (segment_ < 0)
+    return {-1, -1};
+  const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
+  return {seg.first_stage, seg.last_stage};
 }
 
 std::ostream& Driver::log() const {
@@ -344,7 +356,7 @@ bool Driver::step() {
 
 void Driver::stop_neighbours() noexcept {
   Impl& m = *impl_;
-  const detail::LinkContext c = context();
+  const detail::LinkContext c = context(settings_.mode);  // draining does not depend on the mode
   std::vector<detail::DownLink*> down;
   for (detail::DownLink& d : m.down)
     down.push_back(&d);
@@ -370,7 +382,7 @@ void Driver::step_once() {
 
 void Driver::take_in() {
   Impl& m = *impl_;
-  const detail::LinkContext c = context();
+  const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
   detail::Runner& first = m.runners.front();
   for (detail::UpLink& u : m.up) {
     if (!u.open)
@@ -494,8 +506,9 @@ void Driver::hand_on() {
   Impl& m = *impl_;
   if (m.down.empty())
     return;
-  const detail::LinkContext c = context();
-  if (settings_.mode != CommMode::sync)
+  const detail::LinkContext c =
+      context(mode_into(plan_.segments[static_cast<std::size_t>(segment_) + 1].first_stage));
+  if (c.mode != CommMode::sync)
     for (detail::DownLink& d : m.down)
       detail::collect_owed_credit(c, d);
   // In the overflow sink every system is waiting; in a stage batch only the Held ones.

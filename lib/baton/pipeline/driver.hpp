@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
@@ -85,6 +86,12 @@ class Driver {
   const Pipeline& pipeline() const noexcept { return pipeline_; }
   const Settings& settings() const noexcept { return settings_; }
   int segment() const noexcept { return segment_; }
+  /// This rank in the driver's communicator.
+  int global_rank() const noexcept { return comm_.rank(); }
+  /// This rank among the ranks on its node (set by setup; e.g. to choose a device).
+  int node_rank() const noexcept { return node_rank_; }
+  /// The first and last stage this rank runs (set by setup; {-1, -1} before).
+  std::pair<int, int> local_stages() const;
   bool done() const noexcept { return done_; }
   long steps_taken() const noexcept { return step_; }
   /// Input systems, when the source knows how many (set by setup on every rank; -1: unknown).
@@ -122,7 +129,8 @@ class Driver {
   bool inputs_done();
   long systems_here() const;
   std::vector<std::vector<int>> assign_downstream(const dynamics::SystemsBatch& out, bool all);
-  detail::LinkContext context();
+  detail::LinkContext context(CommMode mode);
+  CommMode mode_into(int stage) const;
   std::ostream& log() const;
   struct Impl;
   Communicator comm_;
@@ -137,6 +145,7 @@ class Driver {
   long finished_seen_ = 0;
   double wall_ = 0.0;
   double start_ = -1.0;
+  int node_rank_ = 0;
   ResultSink* sink_ = nullptr;
   TimerRegistry timers_;
   dynamics::SpeciesTable species_;

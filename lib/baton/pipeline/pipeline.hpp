@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/systems_batch.hpp"
 #include "baton/pipeline/hooks.hpp"
+#include "baton/pipeline/settings.hpp"
 
 namespace baton::pipeline {
 
@@ -27,6 +29,8 @@ struct StageSpec {
   /// Called on the ranks that run this stage (hooks.hpp); shared by those ranks' copies of the spec
   /// within a process.
   std::vector<std::shared_ptr<Hook>> hooks;
+  /// How the links into this stage complete their hand-offs (both ends); unset: Settings::mode.
+  std::optional<CommMode> mode;
 };
 
 /// Makes a StageSpec for a stage type constructed from `args` (copied into the factory).

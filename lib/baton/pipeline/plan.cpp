@@ -138,4 +138,37 @@ RankPlan plan_ranks(int world, const std::vector<double>& costs,
   return plan;
 }
 
+RankPlan plan_ranks_explicit(int world, int stages,
+                             const std::vector<std::vector<int>>& stage_ranks) {
+  const std::string who = "baton::pipeline::plan_ranks_explicit: ";
+  if (static_cast<int>(stage_ranks.size()) != stages)
+    throw Error(who + "the map gives ranks for " + std::to_string(stage_ranks.size()) +
+                " stages; the pipeline has " + std::to_string(stages));
+  std::vector<int> stage_of(static_cast<std::size_t>(world), -1);
+  RankPlan plan;
+  for (int s = 0; s < stages; ++s) {
+    Segment seg{s, s, stage_ranks[static_cast<std::size_t>(s)]};
+    if (seg.ranks.empty())
+      throw Error(who + "stage " + std::to_string(s) + " has no rank");
+    for (int r : seg.ranks) {
+      if (r < 0 || r >= world)
+        throw Error(who + "rank " + std::to_string(r) + " (stage " + std::to_string(s) +
+                    ") is not in a world of " + std::to_string(world) + " ranks");
+      if (stage_of[static_cast<std::size_t>(r)] >= 0)
+        throw Error(who + "rank " + std::to_string(r) + " is given stages " +
+                    std::to_string(stage_of[static_cast<std::size_t>(r)]) + " and " +
+                    std::to_string(s) + "; a rank runs one");
+      stage_of[static_cast<std::size_t>(r)] = s;
+    }
+    std::sort(seg.ranks.begin(), seg.ranks.end());
+    plan.segments.push_back(std::move(seg));
+  }
+  for (int r = 0; r < world; ++r)
+    if (stage_of[static_cast<std::size_t>(r)] < 0)
+      throw Error(who + "rank " + std::to_string(r) + " runs no stage");
+  if (stage_of[0] != 0)
+    throw Error(who + "rank 0 must run stage 0 (it reads the input and writes the results)");
+  return plan;
+}
+
 }  // namespace baton::pipeline

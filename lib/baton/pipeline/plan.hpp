@@ -11,7 +11,8 @@
 ///    with the highest cost per replica (the earlier stage on ties), so the slowest stages are
 ///    replicated.
 ///  - an explicit ranks-per-stage list (one entry >= 1 per stage, summing to the world size)
-///    replaces the automatic choice.
+///    replaces the automatic choice; an explicit rank -> stage map (plan_ranks_explicit) names the
+///    ranks too.
 /// Ranks are handed out in stage order: segment 0 gets the lowest ranks, so rank 0 always runs the
 /// first stage.
 
@@ -38,5 +39,11 @@ struct RankPlan {
 /// impossible request (no stages, world < 1, a bad explicit list), naming the numbers.
 RankPlan plan_ranks(int world, const std::vector<double>& costs,
                     const std::vector<int>& ranks_per_stage = {});
+
+/// An explicit map: stage s runs on the ranks `stage_ranks[s]` (one segment per stage, in any rank
+/// order). Every rank of `world` must appear exactly once, and rank 0 must run stage 0 (it reads
+/// the input and writes the results). Throws baton::Error naming what is wrong.
+RankPlan plan_ranks_explicit(int world, int stages,
+                             const std::vector<std::vector<int>>& stage_ranks);
 
 }  // namespace baton::pipeline

@@ -27,7 +27,9 @@ CommMode parse_comm_mode(const std::string& text);
 std::string to_string(CommMode mode);
 
 struct Settings {
-  CommMode mode = CommMode::sync;
+  /// How every link completes its hand-offs, unless the stage it feeds says otherwise
+  /// (StageSpec::mode).
+  CommMode mode = CommMode::async_recv;
   /// Dynamics steps every stage takes per pipeline step.
   int steps_per_call = 10;
   /// Barrier (with a done-flag reduction) after every step, for debugging: all ranks step together.
@@ -43,6 +45,9 @@ struct Settings {
   bool error_when_full = false;
   /// Ranks per stage (one entry per stage, summing to the world size); empty: automatic.
   std::vector<int> ranks_per_stage;
+  /// An explicit rank -> stage map: stage s runs on ranks stage_ranks[s] (every rank once, rank 0
+  /// on stage 0; see plan_ranks_explicit). Not with ranks_per_stage.
+  std::vector<std::vector<int>> stage_ranks;
   /// Iterations each of this rank's timers keeps for the reports (the first ones; later ones only
   /// add to the totals), so that memory does not grow with the length of a run. 0: all.
   std::size_t timer_iterations = 10000;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <iostream>
 #include <limits>
@@ -14,6 +15,7 @@
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/dynamics/host_transfer.hpp"
+#include "baton/pipeline/calibrate.hpp"
 #include "baton/pipeline/collector.hpp"
 #include "baton/pipeline/feeder.hpp"
 #include "baton/pipeline/links.hpp"
@@ -179,24 +181,25 @@ void Driver::setup(SystemSource& source) {
   const int k = static_cast<int>(specs.size());
   // What rank 0 knows of the input: count, largest system, whether results stream to a sink.
   std::array<std::int64_t, 3> facts{-1, -1, 0};
+  std::vector<double> costs;     // of each stage, decided on rank 0
+  std::deque<HostSystem> ahead;  // rank 0: input read to measure the costs
   on_every_rank(comm_, [&] {
     check_specs(specs, settings_);
-    std::vector<double> costs;
-    for (const StageSpec& spec : specs)
-      costs.push_back(spec.cost > 0.0 ? spec.cost : spec.make()->cost_estimate());
     if (!settings_.stage_ranks.empty() && !settings_.ranks_per_stage.empty())
       throw Error("baton::pipeline::Driver: give ranks_per_stage or stage_ranks, not both");
-    plan_ = settings_.stage_ranks.empty()
-                ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
-                : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
     if (comm_.rank() == 0) {
       facts = {source.count(), source.largest(), sink_ != nullptr ? 1 : 0};
       for (const std::string& label : settings_.species)  // first, in this order (EAM elements)
         species_.index(label);
       for (const std::string& label : source.species())
         species_.index(label);
+      costs = stage_costs(source, ahead);
     }
   });
+  broadcast_object(comm_, costs, 0);
+  plan_ = settings_.stage_ranks.empty()
+              ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
+              : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
   broadcast_object(comm_, facts, 0);
   // Every rank names species alike (hooks see labels); labels a source meets later are named on
   // rank 0 only.
@@ -231,7 +234,7 @@ void Driver::setup(SystemSource& source) {
       for (int r : plan_.segments.front().ranks)
         if (r != 0)
           feed.emplace_back(r, cap.systems, cap.atoms);
-      m.feeder.emplace(source, max_atoms, std::move(feed), !streamed);
+      m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed);
     }
     std::vector<int> sources;
     if (comm_.rank() == 0)
@@ -247,6 +250,47 @@ void Driver::setup(SystemSource& source) {
       detail::post_handoff(c, u);
   node_rank_ = comm_.split_node().rank();
   timers_.reset_origin();
+}
+
+std::vector<double> Driver::stage_costs(SystemSource& source, std::deque<HostSystem>& ahead) {
+  const std::vector<StageSpec>& specs = pipeline_.stages();
+  std::vector<double> costs;
+  bool given = false;
+  for (const StageSpec& spec : specs) {
+    given = given || spec.cost > 0.0;
+    costs.push_back(spec.cost > 0.0 ? spec.cost : spec.make()->cost_estimate());
+  }
+  // Measure only where the plan depends on it, and never mix given costs with measured ones.
+  if (!settings_.calibrate || given || comm_.size() == 1 || !settings_.stage_ranks.empty() ||
+      !settings_.ranks_per_stage.empty())
+    return costs;
+  // A sample of the first input systems that every stage's batch holds.
+  BatchCapacity room{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
+  for (const StageSpec& spec : specs)
+    room = {std::min(room.systems, spec.capacity.systems),
+            std::min(room.atoms, spec.capacity.atoms)};
+  std::vector<HostSystem> sample;
+  while (ahead.size() < 8) {
+    std::optional<HostSystem> s = source.next();
+    if (!s)
+      break;
+    ahead.push_back(std::move(*s));
+    const HostSystem& last = ahead.back();
+    const auto atoms = static_cast<int>(last.size());
+    if (!dynamics::host_system_problem(last).empty() || room.systems < 1 || room.atoms < atoms)
+      break;  // the feeder reports a bad system; the sample ends before it
+    room = {room.systems - 1, room.atoms - atoms};
+    sample.push_back(last);
+  }
+  if (sample.empty())
+    return costs;
+  const std::vector<double> per =
+      detail::seconds_per_atom_step(specs, sample, settings_.steps_per_call);
+  if (std::any_of(per.begin(), per.end(), [](double t) { return !(t > 0.0); }))
+    return costs;  // a stage took no step: nothing to weigh it by
+  for (std::size_t s = 0; s < specs.size(); ++s)
+    costs[s] *= per[s];
+  return costs;
 }
 
 void Driver::build_links() {

@@ -7,6 +7,7 @@
 /// (collector.hpp). See docs/pipeline.md.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -126,6 +127,7 @@ class Driver {
   void check_not_full();
   void call_hooks(detail::Runner& r, const std::vector<int>& finished);
   void build_links();
+  std::vector<double> stage_costs(SystemSource& source, std::deque<dynamics::HostSystem>& ahead);
   bool inputs_done();
   long systems_here() const;
   std::vector<std::vector<int>> assign_downstream(const dynamics::SystemsBatch& out, bool all);

@@ -16,13 +16,22 @@ void IdTally::add(std::int64_t id) {
   ++count;
 }
 
-Feeder::Feeder(SystemSource& source, std::int64_t max_atoms, std::vector<DownLink> links,
-               bool keep_ids)
-    : source_(source), max_atoms_(max_atoms), links_(std::move(links)), keep_ids_(keep_ids) {}
+Feeder::Feeder(SystemSource& source, std::deque<dynamics::HostSystem> ahead, std::int64_t max_atoms,
+               std::vector<DownLink> links, bool keep_ids)
+    : source_(source),
+      ahead_(std::move(ahead)),
+      max_atoms_(max_atoms),
+      links_(std::move(links)),
+      keep_ids_(keep_ids) {}
 
 const dynamics::HostSystem* Feeder::peek() {
   if (!pending_ && !dry_) {
-    pending_ = source_.next();
+    if (!ahead_.empty()) {
+      pending_ = std::move(ahead_.front());
+      ahead_.pop_front();
+    } else {
+      pending_ = source_.next();
+    }
     if (!pending_) {
       dry_ = true;
       return nullptr;

@@ -2,9 +2,11 @@
 /// \file
 /// Input distribution (internal to the driver): rank 0 pulls systems from the SystemSource only as
 /// room opens, for its own first stage and, over input links, for the other ranks of the first
-/// segment. It holds at most one system read ahead.
+/// segment. It holds at most one system read ahead (and, at the start, the few systems setup read
+/// to measure the stages' costs).
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -25,7 +27,9 @@ class Feeder {
  public:
   /// `max_atoms`: the largest system every stage can hold; `links`: to the other first-segment
   /// ranks; `keep_ids`: remember every id (for gather_results' exact check).
-  Feeder(SystemSource& source, std::int64_t max_atoms, std::vector<DownLink> links, bool keep_ids);
+  /// `ahead`: systems already read from the source (they come first).
+  Feeder(SystemSource& source, std::deque<dynamics::HostSystem> ahead, std::int64_t max_atoms,
+         std::vector<DownLink> links, bool keep_ids);
   /// Systems for this rank's first batch, in input order, as many as `room` takes.
   std::vector<dynamics::HostSystem> take(dynamics::BatchCapacity room);
   /// One hand-off to every open input link, within its credit; the end of stream once the source
@@ -42,6 +46,7 @@ class Feeder {
   dynamics::HostSystem pop();
 
   SystemSource& source_;
+  std::deque<dynamics::HostSystem> ahead_;
   std::int64_t max_atoms_;
   std::vector<DownLink> links_;
   bool keep_ids_;

@@ -43,6 +43,11 @@ struct Settings {
   /// Throw baton::Error when a finished system finds the next stage and every sink full, instead of
   /// holding it (for finding where a pipeline backs up).
   bool error_when_full = false;
+  /// Before planning, rank 0 times every stage on a copy of the first input systems (up to 8, a few
+  /// milliseconds per stage) and the planner weighs each stage by its step budget times its
+  /// measured seconds per atom-step, so that ranks go where the time goes. false: by step budget
+  /// alone. Not done when a StageSpec::cost is given, on one rank, or with an explicit plan.
+  bool calibrate = true;
   /// Ranks per stage (one entry per stage, summing to the world size); empty: automatic.
   std::vector<int> ranks_per_stage;
   /// An explicit rank -> stage map: stage s runs on ranks stage_ranks[s] (every rank once, rank 0

@@ -43,7 +43,8 @@ namespace {
 
 struct Options {
   std::string stages, input, output, mode, progress, ranks_per_stage, sizes, json, csv, trace;
-  std::string stage_ranks, stage_modes;
+  std::string stage_ranks, stage_modes, spill;
+  int overflow_host = 0;
   std::string potential, potential_file, units;
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
@@ -205,6 +206,11 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(o.capacity_atoms >= 1, "capacity-atoms", "must be at least 1");
   app::require(o.overflow >= 0 && o.overflow <= std::numeric_limits<int>::max() / 64, "overflow",
                "must be 0 (none) to " + std::to_string(std::numeric_limits<int>::max() / 64));
+  app::require(o.overflow_host >= 0 && o.overflow_host <= std::numeric_limits<int>::max() / 64,
+               "overflow-host",
+               "must be 0 (none) to " + std::to_string(std::numeric_limits<int>::max() / 64));
+  if (!o.spill.empty())
+    app::require_output_file(o.spill + "/baton-spill.check", "spill");
   app::require(o.steps_per_call >= 1, "steps-per-call", "must be at least 1");
   app::require(o.snapshot_every >= 1, "snapshot-every", "must be at least 1");
   if (!o.snapshots.empty())
@@ -419,6 +425,9 @@ pl::Settings build_settings(const Options& o) {
   settings.debug = o.debug;
   if (o.overflow > 0)
     settings.overflow = {o.overflow, o.overflow * 64};
+  if (o.overflow_host > 0)
+    settings.host_overflow = {o.overflow_host, o.overflow_host * 64};
+  settings.spill_directory = o.spill;
   if (!o.ranks_per_stage.empty())
     settings.ranks_per_stage = int_list(o.ranks_per_stage, "ranks-per-stage");
   std::stringstream groups(o.stage_ranks);
@@ -602,7 +611,9 @@ int main(int argc, char** argv) {
     ("nve-temperature", app::value(&o.nve.temperature, -1.0), "nve: draw velocities at this temperature (< 0: keep)")
     ("capacity-systems", app::value(&o.capacity_systems, 32), "batch capacity of every stage, systems (>= 1)")
     ("capacity-atoms", app::value(&o.capacity_atoms, 4096), "batch capacity of every stage, atoms (>= 1)")
-    ("overflow", app::value(&o.overflow, 0), "overflow sink per rank, systems (0: none)")
+    ("overflow", app::value(&o.overflow, 0), "overflow chain, first link: a device batch per rank, systems (0: none, or the next stage's capacity when the later links are given)")
+    ("overflow-host", app::value(&o.overflow_host, 0), "overflow chain, second link: a host buffer per rank, systems (0: none)")
+    ("spill", po::value(&o.spill), "overflow chain, last link: a spill file per rank in this directory (removed at the end)")
     ("mode", app::value(&o.mode, std::string("async_recv")), "hand-offs: sync, async_recv, fully_async")
     ("steps-per-call", app::value(&o.steps_per_call, 10), "dynamics steps per pipeline step (>= 1)")
     ("ranks-per-stage", po::value(&o.ranks_per_stage), "e.g. 1,2,1: one count per stage, adding up to the ranks (default: automatic)")

@@ -736,3 +736,54 @@ TEST_CASE("the planner weighs stages by their measured time: replicas go where t
       CHECK(out.size() == 6);
   }
 }
+
+TEST_CASE(
+    "the overflow chain (device batch, host buffer, spill file) loses nothing, changes nothing") {
+  const Communicator& world = baton::test::world();
+  // A fast stage feeding a slow one that holds a single system: finished systems back up.
+  dyn::VerletParams fast;
+  fast.steps = 10;
+  dyn::VerletParams slow;
+  slow.steps = 200;
+  const auto make = [&] {
+    return make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, fast) |
+           make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, slow);
+  };
+  const std::vector<HostSystem> in = input(16);
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), make(), Settings{}, in);
+  Settings s;
+  s.overflow = {1, 26};
+  s.host_overflow = {2, 52};
+  s.spill_directory = ".";
+  Driver driver(world, make(), s);
+  driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
+  driver.run();
+  long spilled = driver.spilled_count();
+  long total = 0;
+  baton::check_mpi(MPI_Allreduce(&spilled, &total, 1, MPI_LONG, MPI_SUM, world.raw()),
+                   "MPI_Allreduce", world.raw());
+  if (world.size() > 1)
+    CHECK(total > 0);  // the spill file was used
+  const std::vector<HostSystem> out = driver.gather_results(0);
+  if (world.rank() == 0)
+    check_identical(out, reference);
+  // Without a spill file the chain fills up; with error_when_full that is an error everywhere.
+  if (world.size() > 1) {
+    Settings full = s;
+    full.spill_directory.clear();
+    full.error_when_full = true;
+    full.ranks_per_stage = {1, world.size() - 1};
+    Driver d(world, make(), full);
+    d.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
+    std::string message;
+    try {
+      d.run();
+    } catch (const baton::Error& e) {
+      message = e.what();
+    }
+    CHECK((message.find("overflow chain (device batch") != std::string::npos ||
+           message.find("stopped with an error") != std::string::npos));
+  }
+}

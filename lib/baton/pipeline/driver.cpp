@@ -1,5 +1,7 @@
 #include "baton/pipeline/driver.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -19,6 +21,7 @@
 #include "baton/pipeline/collector.hpp"
 #include "baton/pipeline/feeder.hpp"
 #include "baton/pipeline/links.hpp"
+#include "baton/pipeline/overflow.hpp"
 #include "baton/pipeline/runner.hpp"
 #include "baton/pipeline/wire.hpp"
 #include "baton/runtime/error.hpp"
@@ -36,7 +39,7 @@ struct Driver::Impl {
   std::vector<detail::Runner> runners;
   std::vector<detail::UpLink> up;      // chain links, or rank 0's input link
   std::vector<detail::DownLink> down;  // chain links
-  std::optional<SystemsBatch> overflow;
+  std::optional<detail::OverflowChain> overflow;
   std::optional<detail::Feeder> feeder;  // rank 0
   std::optional<detail::Collector> collector;
   std::optional<VectorSource> vector_source;  // setup(vector)
@@ -126,7 +129,7 @@ std::int64_t upstream_ranks(const RankPlan& plan, std::size_t segment, int stage
 // over its upstream ranks) and the overflow sink hold it; throws if some share holds no system, or
 // if a system of `largest` atoms (>= 0) does not fit.
 std::int64_t check_capacities(const RankPlan& plan, const std::vector<StageSpec>& specs,
-                              BatchCapacity overflow, std::int64_t largest) {
+                              BatchCapacity overflow, BatchCapacity host, std::int64_t largest) {
   std::int64_t most = std::numeric_limits<std::int64_t>::max();
   for (std::size_t g = 0; g < plan.segments.size(); ++g) {
     for (int s = plan.segments[g].first_stage; s <= plan.segments[g].last_stage; ++s) {
@@ -153,6 +156,12 @@ std::int64_t check_capacities(const RankPlan& plan, const std::vector<StageSpec>
                   ") cannot hold the largest input system (" + std::to_string(largest) + " atoms)");
     most = std::min<std::int64_t>(most, overflow.atoms);
   }
+  if (host.systems > 0 && host.atoms < std::max<std::int64_t>(largest, 1))
+    throw Error("baton::pipeline::Driver: the host overflow buffer (" +
+                counts(host.systems, host.atoms) + ") cannot hold the largest input system (" +
+                std::to_string(largest) + " atoms)");
+  if (host.systems > 0)
+    most = std::min<std::int64_t>(most, host.atoms);
   return most;
 }
 
@@ -212,7 +221,8 @@ void Driver::setup(SystemSource& source) {
   segment_ = plan_.segment_of(comm_.rank());
   const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
   // The same checks on every rank, from the same numbers: they throw alike.
-  const std::int64_t max_atoms = check_capacities(plan_, specs, settings_.overflow, facts[1]);
+  const std::int64_t max_atoms =
+      check_capacities(plan_, specs, settings_.overflow, settings_.host_overflow, facts[1]);
 
   // Everything this rank allocates, agreed on: one rank out of memory stops every rank.
   Impl& m = *impl_;
@@ -225,8 +235,8 @@ void Driver::setup(SystemSource& source) {
       m.runners.push_back(std::move(r));
     }
     m.last_segment = seg.last_stage == k - 1;
-    if (!m.last_segment && settings_.overflow.systems > 0)
-      m.overflow.emplace(settings_.overflow, k);
+    if (!m.last_segment)
+      make_overflow_chain();
     build_links();
     if (comm_.rank() == 0) {
       std::vector<detail::DownLink> feed;
@@ -291,6 +301,29 @@ std::vector<double> Driver::stage_costs(SystemSource& source, std::deque<HostSys
   for (std::size_t s = 0; s < specs.size(); ++s)
     costs[s] *= per[s];
   return costs;
+}
+
+void Driver::make_overflow_chain() {
+  const BatchCapacity host = settings_.host_overflow;
+  const bool later = host.systems > 0 || !settings_.spill_directory.empty();
+  BatchCapacity device = settings_.overflow;
+  if (device.systems < 1 && later)  // the chain starts on the device: the next stage's size
+    device = pipeline_
+                 .stages()[static_cast<std::size_t>(
+                     plan_.segments[static_cast<std::size_t>(segment_) + 1].first_stage)]
+                 .capacity;
+  if (device.systems < 1)
+    return;
+  const std::string spill = settings_.spill_directory.empty()
+                                ? std::string()
+                                : settings_.spill_directory + "/baton-spill." +
+                                      std::to_string(::getpid()) + ".rank" +
+                                      std::to_string(comm_.rank()) + ".bin";
+  impl_->overflow.emplace(device, host, spill, static_cast<int>(pipeline_.size()));
+}
+
+long Driver::spilled_count() const noexcept {
+  return impl_->overflow ? impl_->overflow->spilled() : 0;
 }
 
 void Driver::build_links() {
@@ -473,7 +506,7 @@ void Driver::advance_stages() {
         r.batch.remove(done);
       }
     } else if (m.overflow) {
-      detail::move_held(r.batch, *m.overflow, nullptr);
+      m.overflow->take(r.batch);
     }
   }
 }
@@ -516,7 +549,7 @@ bool Driver::inputs_done() {
 
 long Driver::systems_here() const {
   const Impl& m = *impl_;
-  long n = m.overflow ? m.overflow->num_systems() : 0;
+  long n = m.overflow ? m.overflow->systems() : 0;
   for (const detail::Runner& r : m.runners)
     n += r.batch.num_systems();
   return n;
@@ -556,7 +589,7 @@ void Driver::hand_on() {
     for (detail::DownLink& d : m.down)
       detail::collect_owed_credit(c, d);
   // In the overflow sink every system is waiting; in a stage batch only the Held ones.
-  SystemsBatch& out = m.overflow ? *m.overflow : m.runners.back().batch;
+  SystemsBatch& out = m.overflow ? m.overflow->device() : m.runners.back().batch;
   const std::vector<std::vector<int>> assigned = assign_downstream(out, m.overflow.has_value());
   std::vector<int> all_assigned;
   for (const std::vector<int>& a : assigned)
@@ -572,8 +605,10 @@ void Driver::hand_on() {
            (eos ? ", end of stream" : ""));
   }
   out.remove(all_assigned);
-  if (m.overflow)
-    detail::move_held(m.runners.back().batch, *m.overflow, nullptr);
+  if (m.overflow) {
+    m.overflow->refill();
+    m.overflow->take(m.runners.back().batch);
+  }
   if (settings_.error_when_full)
     check_not_full();
   if (eos) {
@@ -593,10 +628,8 @@ void Driver::check_not_full() {
     throw Error("baton::pipeline: rank " + std::to_string(comm_.rank()) + ", stage '" +
                 m.runners.back().counters.name + "': " + std::to_string(waiting) +
                 " finished systems have nowhere to go: the next stage granted no room and " +
-                (m.overflow ? "the overflow sink (" +
-                                  counts(settings_.overflow.systems, settings_.overflow.atoms) +
-                                  ") is full"
-                            : std::string("there is no overflow sink")) +
+                (m.overflow ? m.overflow->describe() + " is full"
+                            : std::string("there is no overflow chain")) +
                 " (error_when_full is set)");
 }
 

@@ -99,6 +99,8 @@ class Driver {
   long input_count() const noexcept { return input_count_; }
   /// Systems the last stage finished so far: on rank 0, everywhere; elsewhere, on this rank.
   long finished_count() const noexcept { return finished_seen_; }
+  /// Systems this rank wrote to its spill file (Settings::spill_directory) so far.
+  long spilled_count() const noexcept;
   /// Rank 0: how many of the finished systems failed (non-finite numbers, an explosion).
   long failed_count() const noexcept;
   /// Seconds from the first step to the moment this rank was done.
@@ -127,6 +129,7 @@ class Driver {
   void check_not_full();
   void call_hooks(detail::Runner& r, const std::vector<int>& finished);
   void build_links();
+  void make_overflow_chain();
   std::vector<double> stage_costs(SystemSource& source, std::deque<dynamics::HostSystem>& ahead);
   bool inputs_done();
   long systems_here() const;

@@ -37,11 +37,18 @@ struct Settings {
   /// Log every hand-off and credit (step, ranks, tag, counts) to `log` (default std::cerr).
   bool debug = false;
   std::ostream* log = nullptr;
-  /// Bounded sink per rank for finished systems the next stage has no room for yet; {0, 0}: none
-  /// (they wait in their batch slots, and the stage takes in less).
+  /// The overflow chain of each rank that feeds a later stage: where finished systems wait when the
+  /// next stage has no room, tried in order. First a device batch of this capacity ({0, 0}: none;
+  /// when only the later links are given, it gets the next stage's capacity) ...
   dynamics::BatchCapacity overflow{0, 0};
-  /// Throw baton::Error when a finished system finds the next stage and every sink full, instead of
-  /// holding it (for finding where a pipeline backs up).
+  /// ... then a bounded host buffer ({0, 0}: none) ...
+  dynamics::BatchCapacity host_overflow{0, 0};
+  /// ... then a spill file in this directory (empty: none), baton-spill.<pid>.rank<r>.bin, removed
+  /// at the end. Without any link, finished systems wait in their batch slots and the stage takes
+  /// in less. Nothing is ever dropped.
+  std::string spill_directory;
+  /// Throw baton::Error when a finished system finds the next stage and the whole overflow chain
+  /// full, instead of holding it (for finding where a pipeline backs up).
   bool error_when_full = false;
   /// Before planning, rank 0 times every stage on a copy of the first input systems (up to 8, a few
   /// milliseconds per stage) and the planner weighs each stage by its step budget times its

@@ -1,0 +1,148 @@
+#include "baton/pipeline/overflow.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "baton/pipeline/links.hpp"
+#include "baton/pipeline/runner.hpp"
+#include "baton/runtime/error.hpp"
+
+namespace baton::pipeline::detail {
+
+using dynamics::BatchCapacity;
+using dynamics::SystemStatus;
+
+namespace {
+
+std::string capacity_text(BatchCapacity c) {
+  return std::to_string(c.systems) + " systems, " + std::to_string(c.atoms) + " atoms";
+}
+
+// A HostWire of one system: its atom count.
+int atoms_of(const HostWire& w) {
+  return static_cast<int>(w.ints[3]);
+}
+
+}  // namespace
+
+OverflowChain::OverflowChain(BatchCapacity device, BatchCapacity host, std::string spill_path,
+                             int stages)
+    : device_(device, stages),
+      host_cap_(host),
+      spill_path_(std::move(spill_path)),
+      stages_(stages) {}
+
+OverflowChain::~OverflowChain() {
+  if (spill_.is_open()) {
+    spill_.close();
+    std::remove(spill_path_.c_str());
+  }
+}
+
+long OverflowChain::systems() const noexcept {
+  return device_.num_systems() + static_cast<long>(host_.size()) +
+         static_cast<long>(spill_atoms_.size());
+}
+
+std::string OverflowChain::describe() const {
+  return "the overflow chain (device batch " + capacity_text(device_.capacity()) +
+         (host_cap_.systems > 0 ? "; host buffer " + capacity_text(host_cap_) : "") +
+         (spill_path_.empty() ? "" : "; spill file " + spill_path_) + ")";
+}
+
+void OverflowChain::spill(const HostWire& w) {
+  if (!spill_.is_open()) {
+    spill_.open(spill_path_, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
+    if (!spill_)
+      throw Error("baton::pipeline: cannot create the spill file '" + spill_path_ + "'");
+  }
+  const std::int64_t sizes[2] = {static_cast<std::int64_t>(w.ints.size()),
+                                 static_cast<std::int64_t>(w.reals.size())};
+  spill_.seekp(0, std::ios::end);
+  spill_.write(reinterpret_cast<const char*>(sizes), sizeof sizes);
+  spill_.write(reinterpret_cast<const char*>(w.ints.data()),
+               static_cast<std::streamsize>(w.ints.size() * sizeof(std::int64_t)));
+  spill_.write(reinterpret_cast<const char*>(w.reals.data()),
+               static_cast<std::streamsize>(w.reals.size() * sizeof(double)));
+  spill_.flush();
+  if (!spill_)
+    throw Error("baton::pipeline: writing the spill file '" + spill_path_ +
+                "' failed (disk full?)");
+  spill_atoms_.push_back(atoms_of(w));
+  ++spilled_total_;
+}
+
+HostWire OverflowChain::unspill() {
+  std::int64_t sizes[2] = {0, 0};
+  spill_.seekg(read_at_);
+  spill_.read(reinterpret_cast<char*>(sizes), sizeof sizes);
+  HostWire w;
+  w.ints.resize(static_cast<std::size_t>(sizes[0]));
+  w.reals.resize(static_cast<std::size_t>(sizes[1]));
+  spill_.read(reinterpret_cast<char*>(w.ints.data()),
+              static_cast<std::streamsize>(w.ints.size() * sizeof(std::int64_t)));
+  spill_.read(reinterpret_cast<char*>(w.reals.data()),
+              static_cast<std::streamsize>(w.reals.size() * sizeof(double)));
+  if (!spill_)
+    throw Error("baton::pipeline: reading the spill file '" + spill_path_ + "' back failed");
+  read_at_ = static_cast<std::int64_t>(spill_.tellg());
+  spill_atoms_.pop_front();
+  if (spill_atoms_.empty()) {  // all read back: start the file over
+    spill_.close();
+    spill_.open(spill_path_, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
+    read_at_ = 0;
+  }
+  return w;
+}
+
+void OverflowChain::take(dynamics::SystemsBatch& from) {
+  move_held(from, device_, nullptr);
+  const std::vector<int> held = slots_with(from.status_on_host(), SystemStatus::Held);
+  if (held.empty() || (host_cap_.systems < 1 && spill_path_.empty()))
+    return;
+  const std::vector<int> atoms = from.count_on_host();
+  std::vector<int> moved;
+  for (int s : held) {
+    const int a = atoms[static_cast<std::size_t>(s)];
+    // Behind earlier spills, a system goes to disk too, so that the chain stays oldest first.
+    const bool host_room = spill_atoms_.empty() && host_used_.systems < host_cap_.systems &&
+                           host_used_.atoms + a <= host_cap_.atoms;
+    if (!host_room && spill_path_.empty())
+      break;
+    HostWire w = copy_to_host(pack_systems(from, {s}));
+    if (host_room) {
+      host_used_ = {host_used_.systems + 1, host_used_.atoms + a};
+      host_.push_back(std::move(w));
+    } else {
+      spill(w);
+    }
+    moved.push_back(s);
+  }
+  from.remove(moved);
+}
+
+void OverflowChain::refill() {
+  // Host entries are older than spilled ones (take() spills behind earlier spills).
+  while (!host_.empty() || !spill_atoms_.empty()) {
+    const bool from_host = !host_.empty();
+    const int a = from_host ? atoms_of(host_.front()) : spill_atoms_.front();
+    const BatchCapacity room = device_.free();
+    if (room.systems < 1 || room.atoms < a)
+      return;
+    HostWire w;
+    if (from_host) {
+      w = std::move(host_.front());
+      host_.pop_front();
+      host_used_ = {host_used_.systems - 1, host_used_.atoms - a};
+    } else {
+      w = unspill();
+    }
+    const WireBatch wire(IntView("baton::pipeline::overflow_ints", w.ints.size()),
+                         RealView("baton::pipeline::overflow_reals", w.reals.size()));
+    Kokkos::deep_copy(wire.ints, host_ints_view(w));
+    Kokkos::deep_copy(wire.reals, host_reals_view(w));
+    unpack_systems(device_, wire);  // as Active: in the chain every system waits for a hand-off
+  }
+}
+
+}  // namespace baton::pipeline::detail

@@ -1,4 +1,4 @@
-#include "baton/pipeline/wire.hpp"
+#include "baton/dynamics/wire.hpp"
 
 #include <string>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "baton/dynamics/cell.hpp"
 #include "baton/runtime/error.hpp"
 
-namespace baton::pipeline {
+namespace baton::dynamics {
 
 namespace {
 
@@ -422,4 +422,4 @@ std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, 
   return out;
 }
 
-}  // namespace baton::pipeline
+}  // namespace baton::dynamics

@@ -1,0 +1,131 @@
+#pragma once
+/// \file
+/// The systems codec: the one format systems take outside a batch, used for the pipeline's
+/// hand-offs (pipeline/) and for HostSystem <-> batch (host_transfer.hpp). The wire format of
+/// systems handed from one stage to the next: two Views, one of 64-bit integers and one of doubles,
+/// sent with Baton's View transport (device memory as is when MPI is GPU-aware, staged through the
+/// host when not).
+///
+/// Integers: a header of `wire_header_size` values
+///   [0] magic 0x42545359 ("BTSY")   [1] format version (2)   [2] systems n   [3] atoms m
+///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
+///   1: the sender stopped with an error)
+/// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits),
+/// failed[n] (0 or 1).
+/// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
+/// order of the systems), cell[9n], virial[6n]. A message of 0 systems is valid (ints = header
+/// only, doubles empty). WireLayout gives every field's offset.
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "baton/dynamics/host_system.hpp"
+#include "baton/dynamics/systems_batch.hpp"
+
+namespace baton::dynamics {
+
+inline constexpr std::int64_t wire_magic = 0x42545359;
+inline constexpr std::int64_t wire_version = 2;
+inline constexpr int wire_header_size = 6;
+inline constexpr std::int64_t wire_end_of_stream = 1;
+/// Flag of the message a rank sends its neighbours when it stops with an error (0 systems).
+inline constexpr std::int64_t wire_abort = 2;
+
+/// Where each field of a message of n systems, m atoms and k stage counters starts, in its
+/// integers and its doubles: the format, defined here once.
+struct WireLayout {
+  std::int64_t n = 0, m = 0, k = 0;
+  // integers
+  KOKKOS_INLINE_FUNCTION std::int64_t id() const { return wire_header_size; }
+  KOKKOS_INLINE_FUNCTION std::int64_t count() const { return id() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t stage_steps() const { return count() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t species() const { return stage_steps() + n * k; }
+  KOKKOS_INLINE_FUNCTION std::int64_t pbc() const { return species() + m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t failed() const { return pbc() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t int_count() const { return failed() + n; }
+  // doubles
+  KOKKOS_INLINE_FUNCTION std::int64_t energy() const { return 0; }
+  KOKKOS_INLINE_FUNCTION std::int64_t fmax() const { return n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t positions() const { return 2 * n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t velocities() const { return positions() + 3 * m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t masses() const { return velocities() + 3 * m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t cell() const { return masses() + m; }
+  KOKKOS_INLINE_FUNCTION std::int64_t virial() const { return cell() + 9 * n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t real_count() const { return virial() + 6 * n; }
+};
+
+/// Sizes of the two Views for n systems of m atoms in total with k stage counters each.
+inline std::size_t wire_int_count(std::int64_t n, std::int64_t m, std::int64_t k) {
+  return static_cast<std::size_t>(WireLayout{n, m, k}.int_count());
+}
+inline std::size_t wire_real_count(std::int64_t n, std::int64_t m) {
+  return static_cast<std::size_t>(WireLayout{n, m, 0}.real_count());
+}
+
+/// The header, decoded and checked.
+struct WireHeader {
+  std::int64_t systems = 0;
+  std::int64_t atoms = 0;
+  std::int64_t stages = 0;
+  std::int64_t flags = 0;
+  bool end_of_stream() const noexcept { return (flags & wire_end_of_stream) != 0; }
+  bool abort() const noexcept { return (flags & wire_abort) != 0; }
+};
+
+/// Decodes the first wire_header_size integers of a message whose Views have `int_count` and
+/// `real_count` elements; throws baton::Error naming the field when anything does not add up.
+WireHeader decode_wire_header(const std::int64_t* header, std::size_t int_count,
+                              std::size_t real_count);
+
+/// One hand-off, in the batch's memory space.
+struct WireBatch {
+  using memory_space = dynamics::SystemsBatch::memory_space;
+  /// Empty Views. User-provided on purpose, like SystemsBatch's: an implicit constructor lets GCC
+  /// 12 (C++20, Kokkos 4.6.99+) constant-initialise `WireBatch w;` to zero bytes, which are not an
+  /// empty View (docs/building.md, "Default-constructed Views and GCC 12").
+  WireBatch() {}  // NOLINT(modernize-use-equals-default)
+  WireBatch(Kokkos::View<std::int64_t*, memory_space> i, Kokkos::View<double*, memory_space> r)
+      : ints(std::move(i)), reals(std::move(r)) {}
+  Kokkos::View<std::int64_t*, memory_space> ints;
+  Kokkos::View<double*, memory_space> reals;
+};
+
+/// Packs the systems in `slots` (any order; they are packed in that order) with kernels.
+WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<int>& slots,
+                       std::int64_t flags = 0);
+
+/// Reads and checks the header of a received message (one small copy to the host).
+WireHeader read_wire_header(const WireBatch& wire);
+
+/// Appends the systems of `wire` to `batch` as Active, steps 0, scratch 0; returns the first new
+/// slot. Throws baton::Error when they do not fit or the message is malformed.
+int unpack_systems(dynamics::SystemsBatch& batch, const WireBatch& wire);
+
+/// A hand-off on the host (results kept until the end of a run).
+struct HostWire {
+  std::vector<std::int64_t> ints;
+  std::vector<double> reals;
+};
+HostWire copy_to_host(const WireBatch& wire);
+/// A message of no systems with `flags` (wire_end_of_stream, wire_abort).
+HostWire empty_host_wire(int stages, std::int64_t flags);
+/// The vectors of `w` as unmanaged host Views, for sending (`w` must outlive the send).
+Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+host_ints_view(const HostWire& w);
+Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+host_reals_view(const HostWire& w);
+
+/// Encodes host systems as one wire message (species named through `species`, which grows as
+/// needed; stage_steps padded or cut to `stages`).
+HostWire encode_host_systems(const std::vector<dynamics::HostSystem>& systems,
+                             dynamics::SpeciesTable& species, int stages);
+
+/// Decodes consecutive wire messages laid end to end (as gathered from several ranks) into systems,
+/// naming species from `species`. Throws baton::Error on anything malformed.
+std::vector<dynamics::HostSystem> decode_host_systems(const std::int64_t* ints, std::size_t n_ints,
+                                                      const double* reals, std::size_t n_reals,
+                                                      const dynamics::SpeciesTable& species);
+
+}  // namespace baton::dynamics

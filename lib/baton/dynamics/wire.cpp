@@ -59,33 +59,45 @@ WireHeader decode_wire_header(const std::int64_t* h, std::size_t int_count,
   return w;
 }
 
+namespace {
+
+// Where the atoms of the systems in `slots` start in the batch (src) and in the message (dst), and
+// how many atoms the message holds; throws for a slot not in use.
+struct PackPlan {
+  std::vector<int> src, dst;
+  std::int64_t atoms = 0;
+};
+
+PackPlan plan_pack(const SystemsBatch& batch, const std::vector<int>& slots) {
+  const std::vector<int> counts = batch.count_on_host();
+  std::vector<int> offset_of_slot(counts.size());
+  int o = 0;
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    offset_of_slot[s] = o;
+    o += counts[s];
+  }
+  PackPlan plan;
+  for (int s : slots) {
+    if (s < 0 || s >= batch.num_systems())
+      throw Error("baton::pipeline::pack_systems: slot " + std::to_string(s) + " is not in use (" +
+                  std::to_string(batch.num_systems()) + " systems)");
+    plan.src.push_back(offset_of_slot[static_cast<std::size_t>(s)]);
+    plan.dst.push_back(static_cast<int>(plan.atoms));
+    plan.atoms += counts[static_cast<std::size_t>(s)];
+  }
+  return plan;
+}
+
+}  // namespace
+
 WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
                        std::int64_t flags) {
-  const std::vector<int> counts = batch.count_on_host();
   const int n = static_cast<int>(slots.size());
   const int stages = batch.num_stages();
-  std::vector<int> src_offset(static_cast<std::size_t>(n)), dst_offset(static_cast<std::size_t>(n));
-  {
-    std::vector<int> offset_of_slot(counts.size());
-    int o = 0;
-    for (std::size_t s = 0; s < counts.size(); ++s) {
-      offset_of_slot[s] = o;
-      o += counts[s];
-    }
-    int m = 0;
-    for (int k = 0; k < n; ++k) {
-      const int s = slots[static_cast<std::size_t>(k)];
-      if (s < 0 || s >= batch.num_systems())
-        throw Error("baton::pipeline::pack_systems: slot " + std::to_string(s) +
-                    " is not in use (" + std::to_string(batch.num_systems()) + " systems)");
-      src_offset[static_cast<std::size_t>(k)] = offset_of_slot[static_cast<std::size_t>(s)];
-      dst_offset[static_cast<std::size_t>(k)] = m;
-      m += counts[static_cast<std::size_t>(s)];
-    }
-  }
-  std::int64_t m = 0;
-  for (int s : slots)
-    m += counts[static_cast<std::size_t>(s)];
+  const PackPlan plan = plan_pack(batch, slots);
+  const std::vector<int>& src_offset = plan.src;
+  const std::vector<int>& dst_offset = plan.dst;
+  const std::int64_t m = plan.atoms;
   WireBatch w;
   w.ints = decltype(w.ints)("baton::wire::ints", wire_int_count(n, m, stages));
   w.reals = decltype(w.reals)("baton::wire::reals", wire_real_count(n, m));
@@ -166,10 +178,35 @@ WireHeader read_wire_header(const WireBatch& wire) {
   return decode_wire_header(head.data(), wire.ints.extent(0), wire.reals.extent(0));
 }
 
-int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
+namespace {
+
+// The message's atom counts, read to the host and checked: where each system's atoms start.
+std::vector<int> atom_offsets(const WireBatch& wire, const WireLayout& layout) {
+  const auto n = static_cast<int>(layout.n);
+  host_ints counts("counts", static_cast<std::size_t>(n));
+  Kokkos::deep_copy(counts,
+                    Kokkos::subview(wire.ints, std::make_pair(layout.count(), layout.count() + n)));
+  std::vector<int> offsets(static_cast<std::size_t>(n));
+  std::int64_t total = 0;
+  for (int k = 0; k < n; ++k) {
+    if (counts(k) < 1 || counts(k) > layout.m)
+      malformed("system " + std::to_string(k) + " has " + std::to_string(counts(k)) + " atoms");
+    offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
+    total += counts(k);
+  }
+  if (total != layout.m)
+    malformed("atom counts add up to " + std::to_string(total) + ", the header says " +
+              std::to_string(layout.m));
+  return offsets;
+}
+
+}  // namespace
+
+namespace {
+
+// The message's header, checked against the batch it goes into.
+WireHeader fitting_header(const SystemsBatch& batch, const WireBatch& wire) {
   const WireHeader h = read_wire_header(wire);
-  const int s0 = batch.num_systems();
-  const int a0 = batch.num_atoms();
   if (h.stages != batch.num_stages())
     malformed("it carries " + std::to_string(h.stages) + " stage counters, this pipeline has " +
               std::to_string(batch.num_stages()));
@@ -178,27 +215,21 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
     throw Error("baton::pipeline::unpack_systems: " + std::to_string(h.systems) + " systems of " +
                 std::to_string(h.atoms) + " atoms do not fit the " + std::to_string(room.systems) +
                 " free system slots and " + std::to_string(room.atoms) + " free atom rows");
+  return h;
+}
+
+}  // namespace
+
+int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
+  const WireHeader h = fitting_header(batch, wire);
+  const int s0 = batch.num_systems();
+  const int a0 = batch.num_atoms();
   const int n = static_cast<int>(h.systems);
   const int m = static_cast<int>(h.atoms);
   if (n == 0)
     return s0;
-  // Counts on the host: checked, and turned into offsets.
-  host_ints counts("counts", n);
-  const WireLayout layout{n, m, batch.num_stages()};
-  Kokkos::deep_copy(counts,
-                    Kokkos::subview(wire.ints, std::make_pair(layout.count(), layout.count() + n)));
-  std::vector<int> offsets(static_cast<std::size_t>(n));
-  std::int64_t total = 0;
-  for (int k = 0; k < n; ++k) {
-    if (counts(k) < 1 || counts(k) > m)
-      malformed("system " + std::to_string(k) + " has " + std::to_string(counts(k)) + " atoms");
-    offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
-    total += counts(k);
-  }
-  if (total != m)
-    malformed("atom counts add up to " + std::to_string(total) + ", the header says " +
-              std::to_string(m));
-  auto d_off = upload(offsets, "baton::wire::offsets");
+  auto d_off =
+      upload(atom_offsets(wire, WireLayout{n, m, batch.num_stages()}), "baton::wire::offsets");
   const int stages = batch.num_stages();
   auto ints = wire.ints;
   auto reals = wire.reals;

@@ -217,7 +217,7 @@ void Driver::setup(SystemSource& source) {
   for (const std::string& label : names)
     species_.index(label);
   input_count_ = static_cast<long>(facts[0]);
-  const bool streamed = facts[2] != 0;
+  streamed_ = facts[2] != 0;
   segment_ = plan_.segment_of(comm_.rank());
   const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
   // The same checks on every rank, from the same numbers: they throw alike.
@@ -244,7 +244,7 @@ void Driver::setup(SystemSource& source) {
       for (int r : plan_.segments.front().ranks)
         if (r != 0)
           feed.emplace_back(r, cap.systems, cap.atoms);
-      m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed);
+      m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed_);
     }
     std::vector<int> sources;
     if (comm_.rank() == 0)
@@ -716,7 +716,7 @@ void Driver::run(const std::function<void()>& after_step) {
 
 std::vector<HostSystem> Driver::gather_results(int root) {
   Impl& m = *impl_;
-  if (sink_ != nullptr)
+  if (streamed_)  // known alike on every rank since setup
     throw Error("baton::pipeline::Driver::gather_results: the results went to the sink");
   check_rank(comm_, root, "baton::pipeline::Driver::gather_results");
   std::vector<HostSystem> out;

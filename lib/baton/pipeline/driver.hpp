@@ -152,6 +152,7 @@ class Driver {
   double start_ = -1.0;
   int node_rank_ = 0;
   ResultSink* sink_ = nullptr;
+  bool streamed_ = false;  ///< rank 0 has a sink (set alike on every rank by setup)
   TimerRegistry timers_;
   dynamics::SpeciesTable species_;
   std::unique_ptr<Impl> impl_;

@@ -1,0 +1,291 @@
+// Driver setup: checks, the plan (with measured stage costs), this rank's stages, links, overflow
+// chain, feeder and collector.
+#include "baton/pipeline/driver.hpp"
+#include "baton/pipeline/driver_impl.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <deque>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "baton/collectives/agreement.hpp"
+#include "baton/collectives/collectives.hpp"
+#include "baton/dynamics/host_transfer.hpp"
+#include "baton/pipeline/calibrate.hpp"
+#include "baton/pipeline/collector.hpp"
+#include "baton/pipeline/feeder.hpp"
+#include "baton/pipeline/links.hpp"
+#include "baton/pipeline/overflow.hpp"
+#include "baton/pipeline/runner.hpp"
+#include "baton/pipeline/wire.hpp"
+#include "baton/runtime/error.hpp"
+#include "baton/transport/objects.hpp"
+
+namespace baton::pipeline {
+
+using detail::counts;
+using dynamics::BatchCapacity;
+using dynamics::HostSystem;
+using dynamics::SystemsBatch;
+
+void Driver::setup(const std::vector<HostSystem>& input) {
+  // Rank 0's copy, given away system by system as the run takes them in.
+  impl_->vector_source.emplace(comm_.rank() == 0 ? input : std::vector<HostSystem>{});
+  std::string problem;
+  if (comm_.rank() == 0)
+    problem = impl_->vector_source->problem();
+  on_every_rank(comm_, [&] {
+    if (!problem.empty())
+      throw Error("baton::pipeline::Driver::setup: " + problem);
+  });
+  setup(*impl_->vector_source);
+}
+
+namespace {
+
+// The ranks upstream of a stage's batch: the previous segment's for the first stage of a later
+// segment, otherwise one (rank 0's input, or the stage before on the same rank).
+std::int64_t upstream_ranks(const RankPlan& plan, std::size_t segment, int stage) {
+  const Segment& sg = plan.segments[segment];
+  return stage == sg.first_stage && segment > 0
+             ? static_cast<std::int64_t>(plan.segments[segment - 1].ranks.size())
+             : 1;
+}
+
+// The most atoms one system may have so that every stage's share of its batch (its capacity split
+// over its upstream ranks) and the overflow sink hold it; throws if some share holds no system, or
+// if a system of `largest` atoms (>= 0) does not fit.
+std::int64_t check_capacities(const RankPlan& plan, const std::vector<StageSpec>& specs,
+                              BatchCapacity overflow, BatchCapacity host, std::int64_t largest) {
+  std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t g = 0; g < plan.segments.size(); ++g) {
+    for (int s = plan.segments[g].first_stage; s <= plan.segments[g].last_stage; ++s) {
+      const StageSpec& spec = specs[static_cast<std::size_t>(s)];
+      const std::int64_t upstream = upstream_ranks(plan, g, s);
+      const std::int64_t share_atoms = spec.capacity.atoms / upstream;
+      const std::int64_t share_systems = spec.capacity.systems / upstream;
+      most = std::min(most, share_atoms);
+      if (share_atoms < std::max<std::int64_t>(largest, 1) || share_systems < 1)
+        throw Error("baton::pipeline::Driver: stage " + std::to_string(s) + " '" + spec.name +
+                    "' has capacity " + counts(spec.capacity.systems, spec.capacity.atoms) +
+                    (upstream > 1 ? " shared by " + std::to_string(upstream) + " upstream ranks (" +
+                                        counts(share_systems, share_atoms) + " each)"
+                                  : std::string()) +
+                    (share_systems < 1 ? ", less than one system for each"
+                                       : ", but the largest input system has " +
+                                             std::to_string(largest) + " atoms"));
+    }
+  }
+  if (overflow.systems > 0 || overflow.atoms > 0) {
+    if (overflow.systems < 1 || overflow.atoms < std::max<std::int64_t>(largest, 1))
+      throw Error("baton::pipeline::Driver: the overflow sink (" +
+                  counts(overflow.systems, overflow.atoms) +
+                  ") cannot hold the largest input system (" + std::to_string(largest) + " atoms)");
+    most = std::min<std::int64_t>(most, overflow.atoms);
+  }
+  if (host.systems > 0 && host.atoms < std::max<std::int64_t>(largest, 1))
+    throw Error("baton::pipeline::Driver: the host overflow buffer (" +
+                counts(host.systems, host.atoms) + ") cannot hold the largest input system (" +
+                std::to_string(largest) + " atoms)");
+  if (host.systems > 0)
+    most = std::min<std::int64_t>(most, host.atoms);
+  return most;
+}
+
+void check_specs(const std::vector<StageSpec>& specs, const Settings& settings) {
+  if (specs.empty())
+    throw Error("baton::pipeline::Driver: the pipeline has no stages");
+  if (settings.steps_per_call < 1)
+    throw Error("baton::pipeline::Driver: steps per call must be >= 1, got " +
+                std::to_string(settings.steps_per_call));
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    const StageSpec& spec = specs[s];
+    if (!spec.make)
+      throw Error("baton::pipeline::Driver: stage " + std::to_string(s) + " '" + spec.name +
+                  "' has no factory");
+    if (spec.capacity.systems < 1 || spec.capacity.atoms < 1)
+      throw Error("baton::pipeline::Driver: stage " + std::to_string(s) + " '" + spec.name +
+                  "' has capacity " + counts(spec.capacity.systems, spec.capacity.atoms) +
+                  "; it needs at least 1 of each");
+  }
+}
+
+}  // namespace
+
+void Driver::setup(SystemSource& source) {
+  const std::vector<StageSpec>& specs = pipeline_.stages();
+  const int k = static_cast<int>(specs.size());
+  // What rank 0 knows of the input: count, largest system, whether results stream to a sink.
+  std::array<std::int64_t, 3> facts{-1, -1, 0};
+  std::vector<double> costs;     // of each stage, decided on rank 0
+  std::deque<HostSystem> ahead;  // rank 0: input read to measure the costs
+  on_every_rank(comm_, [&] {
+    check_specs(specs, settings_);
+    if (!settings_.stage_ranks.empty() && !settings_.ranks_per_stage.empty())
+      throw Error("baton::pipeline::Driver: give ranks_per_stage or stage_ranks, not both");
+    if (comm_.rank() == 0) {
+      facts = {source.count(), source.largest(), sink_ != nullptr ? 1 : 0};
+      for (const std::string& label : settings_.species)  // first, in this order (EAM elements)
+        species_.index(label);
+      for (const std::string& label : source.species())
+        species_.index(label);
+      costs = stage_costs(source, ahead);
+    }
+  });
+  broadcast_object(comm_, costs, 0);
+  plan_ = settings_.stage_ranks.empty()
+              ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
+              : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
+  broadcast_object(comm_, facts, 0);
+  // Every rank names species alike (hooks see labels); labels a source meets later are named on
+  // rank 0 only.
+  std::vector<std::string> names = species_.names();
+  broadcast_object(comm_, names, 0);
+  for (const std::string& label : names)
+    species_.index(label);
+  input_count_ = static_cast<long>(facts[0]);
+  streamed_ = facts[2] != 0;
+  segment_ = plan_.segment_of(comm_.rank());
+  const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
+  // The same checks on every rank, from the same numbers: they throw alike.
+  const std::int64_t max_atoms =
+      check_capacities(plan_, specs, settings_.overflow, settings_.host_overflow, facts[1]);
+
+  // Everything this rank allocates, agreed on: one rank out of memory stops every rank.
+  Impl& m = *impl_;
+  on_every_rank(comm_, [&] {
+    for (int s = seg.first_stage; s <= seg.last_stage; ++s) {
+      const StageSpec& spec = specs[static_cast<std::size_t>(s)];
+      detail::Runner r{spec.make(), SystemsBatch(spec.capacity, k), StageCounters{}};
+      r.counters.stage = s;
+      r.counters.name = spec.name;
+      m.runners.push_back(std::move(r));
+    }
+    m.last_segment = seg.last_stage == k - 1;
+    if (!m.last_segment)
+      make_overflow_chain();
+    build_links();
+    if (comm_.rank() == 0) {
+      std::vector<detail::DownLink> feed;
+      const BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
+      for (int r : plan_.segments.front().ranks)
+        if (r != 0)
+          feed.emplace_back(r, cap.systems, cap.atoms);
+      m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed_);
+    }
+    std::vector<int> sources;
+    if (comm_.rank() == 0)
+      for (int r : plan_.segments.back().ranks)
+        if (r != 0)
+          sources.push_back(r);
+    m.collector.emplace(comm_, k, m.last_segment, comm_.rank() == 0 ? sink_ : nullptr,
+                        std::move(sources));
+  });
+  const detail::LinkContext c = context(mode_into(seg.first_stage));
+  if (c.mode != CommMode::sync)
+    for (detail::UpLink& u : m.up)
+      detail::post_handoff(c, u);
+  node_rank_ = comm_.split_node().rank();
+  timers_.reset_origin();
+}
+
+std::vector<double> Driver::stage_costs(SystemSource& source, std::deque<HostSystem>& ahead) {
+  const std::vector<StageSpec>& specs = pipeline_.stages();
+  std::vector<double> costs;
+  bool given = false;
+  for (const StageSpec& spec : specs) {
+    given = given || spec.cost > 0.0;
+    costs.push_back(spec.cost > 0.0 ? spec.cost : spec.make()->cost_estimate());
+  }
+  // Measure only where the plan depends on it, and never mix given costs with measured ones.
+  if (!settings_.calibrate || given || comm_.size() == 1 || !settings_.stage_ranks.empty() ||
+      !settings_.ranks_per_stage.empty())
+    return costs;
+  // A sample of the first input systems that every stage's batch holds.
+  BatchCapacity room{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
+  for (const StageSpec& spec : specs)
+    room = {std::min(room.systems, spec.capacity.systems),
+            std::min(room.atoms, spec.capacity.atoms)};
+  std::vector<HostSystem> sample;
+  while (ahead.size() < 8) {
+    std::optional<HostSystem> s = source.next();
+    if (!s)
+      break;
+    ahead.push_back(std::move(*s));
+    const HostSystem& last = ahead.back();
+    const auto atoms = static_cast<int>(last.size());
+    if (!dynamics::host_system_problem(last).empty() || room.systems < 1 || room.atoms < atoms)
+      break;  // the feeder reports a bad system; the sample ends before it
+    room = {room.systems - 1, room.atoms - atoms};
+    sample.push_back(last);
+  }
+  if (sample.empty())
+    return costs;
+  const std::vector<double> per =
+      detail::seconds_per_atom_step(specs, sample, settings_.steps_per_call);
+  if (std::any_of(per.begin(), per.end(), [](double t) { return !(t > 0.0); }))
+    return costs;  // a stage took no step: nothing to weigh it by
+  for (std::size_t s = 0; s < specs.size(); ++s)
+    costs[s] *= per[s];
+  return costs;
+}
+
+void Driver::make_overflow_chain() {
+  const BatchCapacity host = settings_.host_overflow;
+  const bool later = host.systems > 0 || !settings_.spill_directory.empty();
+  BatchCapacity device = settings_.overflow;
+  if (device.systems < 1 && later)  // the chain starts on the device: the next stage's size
+    device = pipeline_
+                 .stages()[static_cast<std::size_t>(
+                     plan_.segments[static_cast<std::size_t>(segment_) + 1].first_stage)]
+                 .capacity;
+  if (device.systems < 1)
+    return;
+  const std::string spill = settings_.spill_directory.empty()
+                                ? std::string()
+                                : settings_.spill_directory + "/baton-spill." +
+                                      std::to_string(::getpid()) + ".rank" +
+                                      std::to_string(comm_.rank()) + ".bin";
+  impl_->overflow.emplace(device, host, spill, static_cast<int>(pipeline_.size()));
+}
+
+long Driver::spilled_count() const noexcept {
+  return impl_->overflow ? impl_->overflow->spilled() : 0;
+}
+
+void Driver::build_links() {
+  Impl& m = *impl_;
+  const std::vector<StageSpec>& specs = pipeline_.stages();
+  const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
+  const BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
+  if (segment_ > 0) {
+    const Segment& prev = plan_.segments[static_cast<std::size_t>(segment_) - 1];
+    const auto n_up = static_cast<std::int64_t>(prev.ranks.size());
+    for (int r : prev.ranks)
+      m.up.emplace_back(r, cap.systems / n_up, cap.atoms / n_up);
+  } else if (comm_.rank() != 0) {
+    m.up.emplace_back(0, cap.systems, cap.atoms);  // the input link from rank 0
+  }
+  if (!m.last_segment) {
+    const Segment& next = plan_.segments[static_cast<std::size_t>(segment_) + 1];
+    const BatchCapacity next_cap = specs[static_cast<std::size_t>(next.first_stage)].capacity;
+    const auto n_here = static_cast<std::int64_t>(seg.ranks.size());
+    for (int r : next.ranks)
+      m.down.emplace_back(r, next_cap.systems / n_here, next_cap.atoms / n_here);
+    // Replicas start their round-robin at different downstream ranks.
+    const auto replica = static_cast<std::size_t>(
+        std::find(seg.ranks.begin(), seg.ranks.end(), comm_.rank()) - seg.ranks.begin());
+    m.round_robin = replica % m.down.size();
+  }
+}
+
+}  // namespace baton::pipeline

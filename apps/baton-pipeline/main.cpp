@@ -78,6 +78,15 @@ std::vector<int> int_list(const std::string& text, const char* what) {
   return out;
 }
 
+// --stage-ranks "0,3;1;2": the ranks of each stage.
+std::vector<std::vector<int>> stage_map(const Options& o) {
+  std::vector<std::vector<int>> map;
+  std::stringstream groups(o.stage_ranks);
+  for (std::string group; std::getline(groups, group, ';');)
+    map.push_back(int_list(group, "stage-ranks"));
+  return map;
+}
+
 template <class Potential>
 pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
   const dyn::BatchCapacity cap{o.capacity_systems, o.capacity_atoms};
@@ -230,12 +239,8 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   if (!o.stage_ranks.empty()) {
     app::require(o.ranks_per_stage.empty(), "stage-ranks",
                  "give it or --ranks-per-stage, not both");
-    std::vector<std::vector<int>> map;
-    std::stringstream groups(o.stage_ranks);
-    for (std::string group; std::getline(groups, group, ';');)
-      map.push_back(int_list(group, "stage-ranks"));
     try {
-      pl::plan_ranks_explicit(world_size, static_cast<int>(pipeline.size()), map);
+      pl::plan_ranks_explicit(world_size, static_cast<int>(pipeline.size()), stage_map(o));
     } catch (const baton::Error& e) {
       throw app::UsageError("--stage-ranks: '" + o.stage_ranks + "': " + e.what());
     }
@@ -430,9 +435,7 @@ pl::Settings build_settings(const Options& o) {
   settings.spill_directory = o.spill;
   if (!o.ranks_per_stage.empty())
     settings.ranks_per_stage = int_list(o.ranks_per_stage, "ranks-per-stage");
-  std::stringstream groups(o.stage_ranks);
-  for (std::string group; std::getline(groups, group, ';');)
-    settings.stage_ranks.push_back(int_list(group, "stage-ranks"));
+  settings.stage_ranks = stage_map(o);
   if (!o.snapshots.empty())
     settings.hooks.push_back(std::make_shared<pl::XyzSnapshots>(o.snapshots, o.snapshot_every));
   if (o.log_finished)

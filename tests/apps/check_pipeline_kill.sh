@@ -3,7 +3,7 @@
 # that did not complete leaves none), and FILE.part holds whole frames up to its last flush and at
 # most a cut last frame; --resume then finishes the campaign, every system exactly once.
 #   check_pipeline_kill.sh APP MPIEXEC NP_FLAG OPENMPI WORK
-set -u
+set -u  # every check exits 1 through fail(); the script exits 0 only at its end
 app=$1 mpiexec=$2 np_flag=$3 openmpi=$4 work=$5
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 extra=()

@@ -66,7 +66,8 @@ class Driver {
   bool step();
   /// Collective: step() until done (calling `after_step`, if given, after each step), starting with
   /// a barrier unless step() was called before, which starts the clock of wall_seconds(). Rank 0
-  /// with progress tracking then waits for the last progress reports (calling `after_step` too).
+  /// then takes the last finished systems of the last-stage ranks (poll_progress(), calling
+  /// `after_step` too); a caller that loops over step() itself must do the same.
   /// Ends with an agreement over all ranks: if any rank failed, every rank throws (the failing
   /// ones their own error), so no rank walks on into a collective that the others never reach.
   void run(const std::function<void()>& after_step = {});

@@ -30,10 +30,9 @@
 
 namespace baton::pipeline::detail {
 
-inline constexpr int data_tag = 1;      // upstream -> downstream: hand-offs (ints, then reals)
-inline constexpr int credit_tag = 2;    // downstream -> upstream: room granted
-inline constexpr int progress_tag = 3;  // last stage -> rank 0: finished counts
-inline constexpr int results_tag = 4;   // last stage -> rank 0: finished systems (streamed output)
+inline constexpr int data_tag = 1;     // upstream -> downstream: hand-offs (ints, then reals)
+inline constexpr int credit_tag = 2;   // downstream -> upstream: room granted
+inline constexpr int results_tag = 4;  // last stage -> rank 0: finished systems (streamed output)
 
 using IntView = Kokkos::View<std::int64_t*, dynamics::SystemsBatch::memory_space>;
 using RealView = Kokkos::View<double*, dynamics::SystemsBatch::memory_space>;

@@ -14,10 +14,6 @@ using dynamics::SystemStatus;
 
 namespace {
 
-std::string capacity_text(BatchCapacity c) {
-  return std::to_string(c.systems) + " systems, " + std::to_string(c.atoms) + " atoms";
-}
-
 // A HostWire of one system: its atom count.
 int atoms_of(const HostWire& w) {
   return static_cast<int>(w.ints[3]);
@@ -45,8 +41,10 @@ long OverflowChain::systems() const noexcept {
 }
 
 std::string OverflowChain::describe() const {
-  return "the overflow chain (device batch " + capacity_text(device_.capacity()) +
-         (host_cap_.systems > 0 ? "; host buffer " + capacity_text(host_cap_) : "") +
+  return "the overflow chain (device batch " +
+         counts(device_.capacity().systems, device_.capacity().atoms) +
+         (host_cap_.systems > 0 ? "; host buffer " + counts(host_cap_.systems, host_cap_.atoms)
+                                : "") +
          (spill_path_.empty() ? "" : "; spill file " + spill_path_) + ")";
 }
 

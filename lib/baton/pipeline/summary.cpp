@@ -24,10 +24,6 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // kB on Linux
 }
 
-double total(const TimerRegistry& timers, const std::string& name) {
-  return timers.total(name);
-}
-
 }  // namespace
 
 RunSummary summarize(const Driver& driver, int root) {
@@ -37,9 +33,9 @@ RunSummary summarize(const Driver& driver, int root) {
   std::vector<double> mine(static_cast<std::size_t>(width), 0.0);
   mine[0] = driver.segment();
   mine[1] = driver.wall_seconds();
-  mine[2] = total(driver.timers(), "receive");
-  mine[3] = total(driver.timers(), "send");
-  mine[4] = total(driver.timers(), "wait");
+  mine[2] = driver.timers().total("receive");
+  mine[3] = driver.timers().total("send");
+  mine[4] = driver.timers().total("wait");
   mine[5] = peak_rss_mb();
   for (const StageCounters& c : driver.counters()) {
     double* f = mine.data() + rank_fields + stage_fields * c.stage;

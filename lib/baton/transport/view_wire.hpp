@@ -102,43 +102,73 @@ auto unmanaged_like(Ptr data, const V& v) {
   return U(data, layout_like<V, Layout>(v));
 }
 
-/// dst = src where both have the same shape, any layouts, any memory spaces. Copies that Kokkos
-/// cannot do in one step (different layout and different space) go through a temporary in src's
-/// space.
+/// Kokkos::deep_copy on the execution space instance `space` when one side is not host memory
+/// (asynchronous: fence `space` before relying on the result), a plain host copy otherwise.
+template <class Exec, class Dst, class Src>
+void deep_copy_on(const Exec& space, const Dst& dst, const Src& src) {
+  if constexpr (host_view_v<Dst> && host_view_v<Src>) {
+    Kokkos::deep_copy(dst, src);
+  } else {
+    Kokkos::deep_copy(space, dst, src);
+  }
+}
+
+/// The execution space of a copy between Views of types Dst and Src: the device side's.
 template <class Dst, class Src>
-void copy_view(const Dst& dst, const Src& src) {
+using copy_space_t = std::conditional_t<host_view_v<Dst>, typename Src::execution_space,
+                                        typename Dst::execution_space>;
+
+/// dst = src where both have the same shape, any layouts, any memory spaces, on the instance
+/// `space`, which is fenced at the end when device memory was involved (never the whole space).
+/// Copies that Kokkos cannot do in one step (different layout and different space) go through a
+/// temporary in src's space.
+template <class Exec, class Dst, class Src>
+void copy_view(const Exec& space, const Dst& dst, const Src& src) {
   using DstSpace = typename Dst::memory_space;
   using SrcSpace = typename Src::memory_space;
   constexpr bool same_layout =
       std::is_same_v<typename Dst::array_layout, typename Src::array_layout>;
-  if constexpr (std::is_same_v<DstSpace, SrcSpace> || (host_view_v<Dst> && host_view_v<Src>)) {
+  if constexpr (host_view_v<Dst> && host_view_v<Src>) {
     Kokkos::deep_copy(dst, src);
+  } else if constexpr (std::is_same_v<DstSpace, SrcSpace>) {
+    deep_copy_on(space, dst, src);
+    space.fence();
   } else if constexpr (same_layout) {
     if (dst.span_is_contiguous() && src.span_is_contiguous()) {
-      Kokkos::deep_copy(dst, src);
-      return;
+      deep_copy_on(space, dst, src);
+      space.fence();
+    } else {
+      Kokkos::View<typename Dst::non_const_data_type, typename Dst::array_layout, SrcSpace> tmp(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"),
+          layout_like<Src, typename Dst::array_layout>(src));
+      deep_copy_on(space, tmp, src);
+      deep_copy_on(space, dst, tmp);
+      space.fence();  // before tmp is freed (here and below)
     }
-    Kokkos::View<typename Dst::non_const_data_type, typename Dst::array_layout, SrcSpace> tmp(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"),
-        layout_like<Src, typename Dst::array_layout>(src));
-    Kokkos::deep_copy(tmp, src);
-    Kokkos::deep_copy(dst, tmp);
   } else {
     // Re-layout where the data is, then move between spaces with matching layouts.
     using L = std::conditional_t<std::is_same_v<typename Dst::array_layout, Kokkos::LayoutStride>,
                                  Kokkos::LayoutRight, typename Dst::array_layout>;
     Kokkos::View<typename Dst::non_const_data_type, L, SrcSpace> tmp(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"), layout_like<Src, L>(src));
-    Kokkos::deep_copy(tmp, src);
+    deep_copy_on(space, tmp, src);
     if constexpr (std::is_same_v<L, typename Dst::array_layout>) {
-      Kokkos::deep_copy(dst, tmp);
+      deep_copy_on(space, dst, tmp);
+      space.fence();
     } else {
       Kokkos::View<typename Dst::non_const_data_type, L, DstSpace> near(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::copy"), layout_like<Src, L>(src));
-      Kokkos::deep_copy(near, tmp);
-      Kokkos::deep_copy(dst, near);
+      deep_copy_on(space, near, tmp);
+      deep_copy_on(space, dst, near);
+      space.fence();
     }
   }
+}
+
+/// copy_view on the default instance of the device side's execution space.
+template <class Dst, class Src>
+void copy_view(const Dst& dst, const Src& src) {
+  copy_view(copy_space_t<Dst, Src>(), dst, src);
 }
 
 /// True when v's memory holds exactly the wire data in `layout`, in host memory: a plain memcpy.
@@ -151,24 +181,31 @@ bool plain_host_copy(const V& v, WireLayout layout) {
   }
 }
 
-/// Writes v's elements, contiguous in `layout`, to host memory at `out` (v.size() elements).
-template <class V>
-void copy_to_host(const V& v, value_t<V>* out, WireLayout layout) {
+/// Writes v's elements, contiguous in `layout`, to host memory at `out` (v.size() elements);
+/// device-side work runs on `space`, fenced before returning.
+template <class Exec, class V>
+void copy_to_host(const Exec& space, const V& v, value_t<V>* out, WireLayout layout) {
   if (plain_host_copy(v, layout)) {
     if (v.size())
       std::memcpy(out, v.data(), v.size() * sizeof(value_t<V>));
     return;
   }
   if (layout == WireLayout::left) {
-    copy_view(unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(out, v), v);
+    copy_view(space, unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(out, v), v);
   } else {
-    copy_view(unmanaged_like<V, Kokkos::LayoutRight, Kokkos::HostSpace>(out, v), v);
+    copy_view(space, unmanaged_like<V, Kokkos::LayoutRight, Kokkos::HostSpace>(out, v), v);
   }
 }
 
-/// Fills v from host memory holding its elements contiguous in `layout`.
 template <class V>
-void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
+void copy_to_host(const V& v, value_t<V>* out, WireLayout layout) {
+  copy_to_host(typename V::execution_space(), v, out, layout);
+}
+
+/// Fills v from host memory holding its elements contiguous in `layout`; device-side work runs on
+/// `space`, fenced before returning (so `in` may be freed then).
+template <class Exec, class V>
+void copy_from_host(const Exec& space, const V& v, const value_t<V>* in, WireLayout layout) {
   if (plain_host_copy(v, layout)) {
     if (v.size())
       std::memcpy(v.data(), in, v.size() * sizeof(value_t<V>));
@@ -177,11 +214,38 @@ void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
   auto* data =
       const_cast<value_t<V>*>(in);  // read only; Kokkos' unmanaged Views want non-const here
   if (layout == WireLayout::left) {
-    copy_view(v, unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(data, v));
+    copy_view(space, v, unmanaged_like<V, Kokkos::LayoutLeft, Kokkos::HostSpace>(data, v));
   } else {
-    copy_view(v, unmanaged_like<V, Kokkos::LayoutRight, Kokkos::HostSpace>(data, v));
+    copy_view(space, v, unmanaged_like<V, Kokkos::LayoutRight, Kokkos::HostSpace>(data, v));
   }
 }
+
+template <class V>
+void copy_from_host(const V& v, const value_t<V>* in, WireLayout layout) {
+  copy_from_host(typename V::execution_space(), v, in, layout);
+}
+
+/// Copies the elements at `in` (memory space MS, contiguous in `layout`, v's shape) into v on
+/// `space`, fenced before returning.
+template <class MS, class Exec, class V>
+void copy_from_wire(const Exec& space, const V& v, value_t<V>* in, WireLayout layout) {
+  if (layout == WireLayout::left) {
+    copy_view(space, v, unmanaged_like<V, Kokkos::LayoutLeft, MS>(in, v));
+  } else {
+    copy_view(space, v, unmanaged_like<V, Kokkos::LayoutRight, MS>(in, v));
+  }
+}
+
+/// Exec is an execution space whose instance may be handed to Baton with View v of type V: it can
+/// reach V's memory, or V is host memory (then host copies run on the host and the instance is
+/// only fenced).
+template <class Exec, class V>
+struct reaches_view
+    : std::bool_constant<host_view_v<V> ||
+                         Kokkos::SpaceAccessibility<Exec, typename V::memory_space>::accessible> {};
+template <class Exec, class V>
+inline constexpr bool usable_space_v =
+    std::conjunction_v<Kokkos::is_execution_space<Exec>, Kokkos::is_view<V>, reaches_view<Exec, V>>;
 
 /// Error context, built only when an error is thrown: a string naming the operation
 /// ("baton::recv_into"), or a callable returning {operation, details}.

@@ -118,6 +118,68 @@ void run_p2p(const baton::Communicator& comm, const Settings& settings) {
     print(comm, settings,
           compare(comm, settings, "pingpong_view_recv_view", n * sizeof(double), baton_alloc,
                   mpi_view, 2));
+    // The allocating receive beside what raw MPI needs for a message of unknown size: matched
+    // probe, size, allocate, matched receive.
+    auto mpi_view_mprobe = [&] {
+      const auto receive = [&](int source) {
+        MPI_Message message;
+        MPI_Status status;
+        baton::check_mpi(MPI_Mprobe(source, 1, raw, &message, &status), "MPI_Mprobe", raw);
+        int count = 0;
+        baton::check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count", raw);
+        Kokkos::View<double*> got(Kokkos::view_alloc(Kokkos::WithoutInitializing, "got"),
+                                  static_cast<std::size_t>(count) / sizeof(double));
+        baton::check_mpi(MPI_Mrecv(got.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE),
+                         "MPI_Mrecv", raw);
+        return got;
+      };
+      if (me == 0) {
+        raw_send(a.data(), n * sizeof(double), 1, raw);
+        receive(1);
+      } else if (me == 1) {
+        auto got = receive(0);
+        raw_send(got.data(), n * sizeof(double), 0, raw);
+      }
+    };
+    print(comm, settings,
+          compare(comm, settings, "pingpong_recv_view_vs_mprobe", n * sizeof(double), baton_alloc,
+                  mpi_view_mprobe, 2));
+    // Posted receives, both sides: irecv_into beside MPI_Irecv, each posted before the send.
+    auto baton_posted = [&] {
+      if (me == 0) {
+        auto posted = baton::irecv_into(comm, b, 1, 1);
+        baton::send_view(comm, a, 1, 1);
+        posted.wait();
+      } else if (me == 1) {
+        auto posted = baton::irecv_into(comm, b, 0, 1);
+        posted.wait();
+        baton::send_view(comm, b, 0, 1);
+      }
+    };
+    auto mpi_posted = [&] {
+      const auto post = [&](int source) {
+        MPI_Request request;
+        baton::check_mpi(MPI_Irecv(b.data(), static_cast<int>(n * sizeof(double)), MPI_BYTE, source,
+                                   1, raw, &request),
+                         "MPI_Irecv", raw);
+        return request;
+      };
+      const auto wait = [&](MPI_Request& request) {
+        baton::check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait", raw);
+      };
+      if (me == 0) {
+        MPI_Request request = post(1);
+        raw_send(a.data(), n * sizeof(double), 1, raw);
+        wait(request);
+      } else if (me == 1) {
+        MPI_Request request = post(0);
+        wait(request);
+        raw_send(b.data(), n * sizeof(double), 0, raw);
+      }
+    };
+    print(comm, settings,
+          compare(comm, settings, "pingpong_view_irecv_into", n * sizeof(double), baton_posted,
+                  mpi_posted, 2));
   }
 
   // Fan-in: every other rank sends one message per iteration to rank 0, which receives any-source.

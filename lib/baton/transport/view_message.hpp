@@ -80,9 +80,16 @@ MessageInfo recv_into(const Exec& space, const Communicator& comm, const V& v,
                       int source = any_source, int tag = any_tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::recv_into needs a Kokkos::View");
   static_assert(!std::is_const_v<typename V::value_type>, "baton::recv_into needs a writable View");
-  detail::Matched matched = detail::mprobe(comm, source, tag, "baton::recv_into");
-  detail::receive_into<detail::device_memory_v<V>>(space, comm, matched, v, "baton::recv_into");
-  return matched.info;
+  constexpr bool device = detail::device_memory_v<V>;
+  check_rank(comm, source, "baton::recv_into", true);
+  check_tag(comm, tag, "baton::recv_into", true);
+  // The View bounds the message: small ones go straight into a stack buffer, larger ones are
+  // posted and waited for (in place where the View's memory allows), no matched probe either way.
+  if (ViewEnvelope::wire_size + v.size() * sizeof(detail::value_t<V>) <= detail::small_message)
+    return detail::receive_small_into<device>(space, comm, v, source, tag, "baton::recv_into");
+  PostedRecvHandle<V, Exec, device> posted(comm, v, source, tag, space, "baton::recv_into");
+  posted.wait();
+  return posted.info();
 }
 
 template <class V>

@@ -39,9 +39,10 @@ template <class V, class Exec = typename V::execution_space,
           bool Device = detail::device_memory_v<V>>
 class PostedRecvHandle {
  public:
+  /// `operation` names the caller in error messages.
   PostedRecvHandle(const Communicator& comm, const V& v, int source, int tag,
-                   const Exec& space = Exec())
-      : s_(std::make_unique<State>(comm, v, source, tag, space)) {
+                   const Exec& space = Exec(), const char* operation = "baton::irecv_into")
+      : s_(std::make_unique<State>(comm, v, source, tag, space, operation)) {
     s_->post();
   }
   ~PostedRecvHandle() {
@@ -96,6 +97,7 @@ class PostedRecvHandle {
     int tag;
     V view;
     Exec space;
+    const char* operation;
     Landing landing = Landing::host;
     detail::Header header{};  // in_place: the envelope
     std::optional<detail::ByteDatatype> bytes_type;
@@ -111,8 +113,8 @@ class PostedRecvHandle {
     bool done = false;
     MessageInfo info;
 
-    State(const Communicator& c, const V& v, int src, int t, const Exec& e)
-        : comm(&c), source(src), tag(t), view(v), space(e) {}
+    State(const Communicator& c, const V& v, int src, int t, const Exec& e, const char* op)
+        : comm(&c), source(src), tag(t), view(v), space(e), operation(op) {}
 
     std::size_t data_bytes() const { return view.size() * sizeof(T); }
 
@@ -166,7 +168,7 @@ class PostedRecvHandle {
       finish_message();
     }
 
-    auto where() const { return detail::context("baton::irecv_into", info, *comm); }
+    auto where() const { return detail::context(operation, info, *comm); }
 
     /// Bytes the first receive accepts: the View's message, or a split-form envelope.
     std::size_t capacity() const {
@@ -301,7 +303,7 @@ class PostedRecvHandle {
         }
         check_mpi(MPI_Wait(&request, &status), "MPI_Wait", comm->raw());
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "baton::irecv_into: an abandoned receive: %s\n", e.what());
+        std::fprintf(stderr, "%s: an abandoned receive: %s\n", operation, e.what());
       }
     }
   };

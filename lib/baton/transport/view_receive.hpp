@@ -241,6 +241,51 @@ void receive_into(const Exec& space, const Communicator& comm, Matched& matched,
   copy_from_host(space, v, reinterpret_cast<const T*>(m.payload()), e.layout);
 }
 
+/// Blocking receive into v of a message no longer than small_message, or a split-form envelope:
+/// a plain MPI_Recv into a stack buffer, no matched probe (the View bounds the size). A longer
+/// message is an error that says so. Returns the message's source, tag and size.
+template <bool Device, class Exec, class V>
+MessageInfo receive_small_into(const Exec& space, const Communicator& comm, const V& v, int source,
+                               int tag, const char* operation) {
+  using T = value_t<V>;
+  SmallMessage m;
+  MPI_Status status;
+  const int code = MPI_Recv(m.message(), static_cast<int>(small_message), MPI_BYTE, source, tag,
+                            comm.raw(), &status);
+  int count = 0;
+  if (code == MPI_SUCCESS)
+    check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count", comm.raw());
+  const MessageInfo info{status.MPI_SOURCE, status.MPI_TAG, static_cast<std::size_t>(count)};
+  const auto where = context(operation, info, comm);
+  const auto larger = [&] {
+    return Error(error_text(where, "the message is larger than " + std::to_string(small_message) +
+                                       " bytes, the View is " + describe_view(v) +
+                                       "; the message was consumed"));
+  };
+  if (code != MPI_SUCCESS) {
+    int error_class = 0;
+    MPI_Error_class(code, &error_class);
+    if (error_class == MPI_ERR_TRUNCATE)
+      throw larger();
+    check_mpi(code, "MPI_Recv", comm.raw());
+  }
+  ViewEnvelope e;
+  try {
+    e = decode_envelope(m.message(), info.size);
+  } catch (const Error&) {
+    if (info.size == small_message)  // Open MPI 4.1 truncates without an error code
+      throw larger();
+    throw;
+  }
+  if (e.sequence >= 0) {
+    receive_split_data<Device>(space, comm, info.source, e, v, where);
+    return info;
+  }
+  check_matches(e, v, where);
+  copy_from_host(space, v, reinterpret_cast<const T*>(m.payload()), e.layout);
+  return info;
+}
+
 /// Receives a matched View message into a newly allocated View of type V.
 template <class V, bool Device, class Exec>
 V receive_new(const Exec& space, const Communicator& comm, Matched& matched,

@@ -243,3 +243,54 @@ TEST_CASE("execution space instance overloads: sends, receives, posted receives"
     c.wait();
   }
 }
+
+TEST_CASE("irecv_upto: any length up to the buffer lands in its front, posted before the send") {
+  for (auto path : {baton::ViewPath::automatic, baton::ViewPath::staged}) {
+    CAPTURE(path_name(path));
+    baton::Communicator comm = comm_with(path);
+    const int next = (comm.rank() + 1) % comm.size();
+    const int prev = (comm.rank() + comm.size() - 1) % comm.size();
+    // 20000 doubles: 160 KB, past the split threshold when full; the lengths sent cover empty,
+    // small, middle and split-form messages.
+    Kokkos::View<double*> buffer("buffer", 20000);
+    for (std::size_t length : {std::size_t(0), std::size_t(7), std::size_t(1500),
+                               std::size_t(12000), std::size_t(20000)}) {
+      CAPTURE(length);
+      auto posted = baton::irecv_upto(comm, buffer, prev, 16);
+      Kokkos::View<double*> out("out", length);
+      const double me = comm.rank();
+      Kokkos::parallel_for(
+          "fill", Kokkos::RangePolicy<>(0, length),
+          KOKKOS_LAMBDA(int i) { out(i) = 3.0 * i + me; });
+      auto sent = baton::isend_view(comm, out, next, 16);
+      const Kokkos::View<double*> got = posted.wait();
+      sent.wait();
+      REQUIRE(got.extent(0) == length);
+      CHECK(got.data() == buffer.data());  // the front of the buffer, not a copy
+      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got);
+      int wrong = 0;
+      for (std::size_t i = 0; i < length; ++i)
+        wrong += host(i) != 3.0 * double(i) + prev;
+      CHECK(wrong == 0);
+    }
+    // Longer than the buffer, or another value type: named, consumed; the channel stays usable.
+    Kokkos::View<double*> small("small", 5);
+    {
+      auto posted = baton::irecv_upto(comm, small, prev, 17);
+      auto sent = baton::isend_view(comm, Kokkos::View<double*>("six", 6), next, 17);
+      CHECK_THROWS_WITH_AS(posted.wait(), doctest::Contains("larger than the View, float64[5]"),
+                           baton::Error);
+      sent.wait();
+    }
+    {
+      auto posted = baton::irecv_upto(comm, small, prev, 17);
+      auto sent = baton::isend_view(comm, Kokkos::View<int*>("ints", 3), next, 17);
+      CHECK_THROWS_WITH_AS(posted.wait(), doctest::Contains("int32[3]"), baton::Error);
+      sent.wait();
+    }
+    auto posted = baton::irecv_upto(comm, small, prev, 17);
+    auto sent = baton::isend_view(comm, Kokkos::View<double*>("two", 2), next, 17);
+    CHECK(posted.wait().extent(0) == 2);
+    sent.wait();
+  }
+}

@@ -206,4 +206,25 @@ PostedRecvHandle<V> irecv_into(const Communicator& comm, const V& v, int source 
   return irecv_into(typename V::execution_space(), comm, v, source, tag);
 }
 
+/// Posts a receive of a rank-1 View message of at most buffer.extent(0) elements (of buffer's value
+/// type) into the front of `buffer`: a real MPI_Irecv bounded by the buffer, for messages whose
+/// length varies but has a known bound. wait() returns the prefix of `buffer` the message filled.
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+PostedRecvHandle<V, Exec> irecv_upto(const Exec& space, const Communicator& comm, const V& buffer,
+                                     int source = any_source, int tag = any_tag) {
+  static_assert(Kokkos::is_view<V>::value && detail::rank_v<V> == 1,
+                "baton::irecv_upto needs a rank-1 Kokkos::View");
+  static_assert(!std::is_const_v<typename V::value_type>,
+                "baton::irecv_upto needs a writable View");
+  check_rank(comm, source, "baton::irecv_upto", true);
+  check_tag(comm, tag, "baton::irecv_upto", true);
+  return PostedRecvHandle<V, Exec>(comm, buffer, source, tag, space, "baton::irecv_upto", true);
+}
+
+template <class V>
+PostedRecvHandle<V> irecv_upto(const Communicator& comm, const V& buffer, int source = any_source,
+                               int tag = any_tag) {
+  return irecv_upto(typename V::execution_space(), comm, buffer, source, tag);
+}
+
 }  // namespace baton

@@ -39,10 +39,12 @@ template <class V, class Exec = typename V::execution_space,
           bool Device = detail::device_memory_v<V>>
 class PostedRecvHandle {
  public:
-  /// `operation` names the caller in error messages.
+  /// `operation` names the caller in error messages. `bounded` (rank-1 Views only): any message of
+  /// at most v.extent(0) elements is taken, into the front of v, and wait() returns that prefix.
   PostedRecvHandle(const Communicator& comm, const V& v, int source, int tag,
-                   const Exec& space = Exec(), const char* operation = "baton::irecv_into")
-      : s_(std::make_unique<State>(comm, v, source, tag, space, operation)) {
+                   const Exec& space = Exec(), const char* operation = "baton::irecv_into",
+                   bool bounded = false)
+      : s_(std::make_unique<State>(comm, v, source, tag, space, operation, bounded)) {
     s_->post();
   }
   ~PostedRecvHandle() {
@@ -98,6 +100,7 @@ class PostedRecvHandle {
     V view;
     Exec space;
     const char* operation;
+    bool bounded;
     Landing landing = Landing::host;
     detail::Header header{};  // in_place: the envelope
     std::optional<detail::ByteDatatype> bytes_type;
@@ -113,8 +116,8 @@ class PostedRecvHandle {
     bool done = false;
     MessageInfo info;
 
-    State(const Communicator& c, const V& v, int src, int t, const Exec& e, const char* op)
-        : comm(&c), source(src), tag(t), view(v), space(e), operation(op) {}
+    State(const Communicator& c, const V& v, int src, int t, const Exec& e, const char* op, bool b)
+        : comm(&c), source(src), tag(t), view(v), space(e), operation(op), bounded(b) {}
 
     std::size_t data_bytes() const { return view.size() * sizeof(T); }
 
@@ -212,7 +215,7 @@ class PostedRecvHandle {
         post_split_data();
         return;
       }
-      detail::check_matches(envelope, view, where());
+      check_envelope(where());
       if (landing == Landing::in_place) {
         if (!detail::layouts_agree(envelope, detail::natural_layout<V>()))
           reorder();
@@ -225,6 +228,26 @@ class PostedRecvHandle {
                                reinterpret_cast<const T*>(message + ViewEnvelope::wire_size),
                                envelope.layout);
       }
+    }
+
+    /// Throws unless the message fits: the View's shape, or when bounded a rank-1 message of the
+    /// View's value type and at most its length, which then narrows `view` to the prefix it fills.
+    template <class Where>
+    void check_envelope(const Where& context) {
+      if constexpr (detail::rank_v<V> == 1) {
+        if (bounded) {
+          if (envelope.value_type != value_type_of<T>() || envelope.rank != 1 ||
+              envelope.extents[0] > view.extent(0)) {
+            throw Error(detail::error_text(
+                context, "the message is " + envelope.describe() + ", more than the View, " +
+                             detail::describe_view(view) + ", holds; the message was consumed"));
+          }
+          view = Kokkos::subview(
+              view, std::make_pair(std::size_t(0), static_cast<std::size_t>(envelope.extents[0])));
+          return;
+        }
+      }
+      detail::check_matches(envelope, view, context);
     }
 
     /// Same shape, other element order: reorder through a copy.
@@ -244,7 +267,7 @@ class PostedRecvHandle {
                                "communicator"));
       }
       try {
-        detail::check_matches(envelope, view, context);
+        check_envelope(context);
       } catch (...) {
         detail::Matched data = detail::match_split_data(*comm, info.source, envelope, context);
         detail::drain(*comm, data);

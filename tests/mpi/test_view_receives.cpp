@@ -46,6 +46,16 @@ int wrong(const V& v, int who) {
 const std::size_t row_counts[] = {3, 100, 500};
 constexpr std::size_t cols = 20;
 
+// MPICH 4.0 (Debian 12) reports a posted receive truncated by a longer message on the handler of
+// MPI_COMM_WORLD, not the receive's communicator: the job aborts with MPICH's "Message truncated"
+// instead of returning the error Baton would throw (docs/transport.md). Those cases run with Open
+// MPI only.
+#if defined(MPICH_VERSION)
+constexpr bool truncation_returns = false;
+#else
+constexpr bool truncation_returns = true;
+#endif
+
 const char* path_name(baton::ViewPath p) {
   return p == baton::ViewPath::staged ? "staged" : "direct";
 }
@@ -160,8 +170,9 @@ TEST_CASE("irecv_into: a larger or differently shaped message is a clear error a
       CAPTURE(rows);
       baton::Communicator comm = comm_with(path);
       const int me = comm.rank();
-      // Larger than the View: MPI truncates, Baton says so.
-      {
+      // Larger than the View: MPI truncates, Baton says so. (The split form's envelope always
+      // fits: its shape is checked.)
+      if (truncation_returns || rows == 500) {
         Right small("small", rows - 1, cols);
         auto posted = baton::irecv_into(comm, small, me, 8);
         auto a = baton::isend_view(comm, filled<Right>(rows, cols, 3), me, 8);
@@ -275,7 +286,7 @@ TEST_CASE("irecv_upto: any length up to the buffer lands in its front, posted be
     }
     // Longer than the buffer, or another value type: named, consumed; the channel stays usable.
     Kokkos::View<double*> small("small", 5);
-    {
+    if (truncation_returns) {
       auto posted = baton::irecv_upto(comm, small, prev, 17);
       auto sent = baton::isend_view(comm, Kokkos::View<double*>("six", 6), next, 17);
       CHECK_THROWS_WITH_AS(posted.wait(), doctest::Contains("larger than the View, float64[5]"),

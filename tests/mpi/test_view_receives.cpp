@@ -305,3 +305,24 @@ TEST_CASE("irecv_upto: any length up to the buffer lands in its front, posted be
     sent.wait();
   }
 }
+
+TEST_CASE("recv_into: a longer message is named and consumed, on every MPI") {
+  for (auto path : {baton::ViewPath::automatic, baton::ViewPath::staged}) {
+    for (std::size_t rows : {std::size_t(3), std::size_t(100)}) {
+      CAPTURE(path_name(path));
+      CAPTURE(rows);
+      baton::Communicator comm = comm_with(path);
+      const int next = (comm.rank() + 1) % comm.size();
+      const int prev = (comm.rank() + comm.size() - 1) % comm.size();
+      Right small("small", rows, cols);
+      auto a = baton::isend_view(comm, filled<Right>(rows + 60, cols, 3), next, 18);
+      CHECK_THROWS_WITH_AS(baton::recv_into(comm, small, prev, 18),
+                           doctest::Contains("is larger than"), baton::Error);
+      a.wait();
+      auto b = baton::isend_view(comm, filled<Right>(rows, cols, 5), next, 18);
+      baton::recv_into(comm, small, prev, 18);
+      CHECK(wrong(small, 5) == 0);
+      b.wait();
+    }
+  }
+}

@@ -83,13 +83,13 @@ MessageInfo recv_into(const Exec& space, const Communicator& comm, const V& v,
   constexpr bool device = detail::device_memory_v<V>;
   check_rank(comm, source, "baton::recv_into", true);
   check_tag(comm, tag, "baton::recv_into", true);
-  // The View bounds the message: small ones go straight into a stack buffer, larger ones are
-  // posted and waited for (in place where the View's memory allows), no matched probe either way.
+  // The View bounds the message: small ones go straight into a stack buffer, larger ones land
+  // where a posted receive would (in place where the View's memory allows); MPI_Recv either way,
+  // no matched probe.
   if (ViewEnvelope::wire_size + v.size() * sizeof(detail::value_t<V>) <= detail::small_message)
     return detail::receive_small_into<device>(space, comm, v, source, tag, "baton::recv_into");
-  PostedRecvHandle<V, Exec, device> posted(comm, v, source, tag, space, "baton::recv_into");
-  posted.wait();
-  return posted.info();
+  return PostedRecvHandle<V, Exec, device>::receive(comm, v, source, tag, space,
+                                                    "baton::recv_into");
 }
 
 template <class V>

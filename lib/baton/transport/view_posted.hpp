@@ -47,6 +47,13 @@ class PostedRecvHandle {
       : s_(std::make_unique<State>(comm, v, source, tag, space, operation, bounded)) {
     s_->post();
   }
+  /// A blocking receive into v through the same landings (no handle is kept): recv_into.
+  static MessageInfo receive(const Communicator& comm, const V& v, int source, int tag,
+                             const Exec& space, const char* operation) {
+    State s(comm, v, source, tag, space, operation, false);
+    s.receive_now();
+    return s.info;
+  }
   ~PostedRecvHandle() {
     if (s_)
       s_->abandon();
@@ -122,6 +129,26 @@ class PostedRecvHandle {
     std::size_t data_bytes() const { return view.size() * sizeof(T); }
 
     void post() {
+      const auto [buffer, count] = prepare();
+      check_mpi(MPI_Irecv(buffer, count, type, source, tag, comm->raw(), &request), "MPI_Irecv",
+                comm->raw());
+    }
+
+    /// The same landing, received with a blocking MPI_Recv (which every MPI reports truncation
+    /// of on the communicator's handler), then the split data if any.
+    void receive_now() {
+      const auto [buffer, count] = prepare();
+      MPI_Status status;
+      const int code = MPI_Recv(buffer, count, type, source, tag, comm->raw(), &status);
+      advance(code, status);
+      while (!done) {
+        const int waited = MPI_Wait(&request, &status);
+        advance(waited, status);
+      }
+    }
+
+    /// Chooses where the message lands: the buffer and count to receive with `type`.
+    std::pair<void*, int> prepare() {
       const std::size_t expected = ViewEnvelope::wire_size + data_bytes();
       const bool direct = detail::pass_directly<MS>(*comm);
       void* buffer = nullptr;
@@ -143,9 +170,7 @@ class PostedRecvHandle {
       }
       if (landing != Landing::in_place)
         type = bytes_type->type();
-      const int count = landing == Landing::in_place ? 1 : bytes_type->count();
-      check_mpi(MPI_Irecv(buffer, count, type, source, tag, comm->raw(), &request), "MPI_Irecv",
-                comm->raw());
+      return {buffer, landing == Landing::in_place ? 1 : bytes_type->count()};
     }
 
     /// The receive just completed (or failed with `code`): finish it, or post the split data.

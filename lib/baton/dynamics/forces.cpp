@@ -13,6 +13,7 @@ void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squ
   const auto slots = std::make_pair(first, first + n);
   const auto pbc =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.pbc, slots));
+  count_host_sync();
   bool any = false;
   for (int k = 0; k < n; ++k)
     any = any || pbc(k) != 0;
@@ -24,6 +25,8 @@ void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squ
                                                           Kokkos::subview(batch.status, slots));
   const auto id =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.id, slots));
+  for (int read = 0; read < 3; ++read)  // cell, status, id
+    count_host_sync();
   const double cutoff = std::sqrt(cutoff_squared);
   for (int k = 0; k < n; ++k) {
     if (pbc(k) == 0 || status(k) != static_cast<int>(SystemStatus::Active))

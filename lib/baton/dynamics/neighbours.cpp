@@ -66,6 +66,7 @@ bool NeighbourLists::grow() {
     return false;
   int needed = 0;
   Kokkos::deep_copy(needed, data_.needed);
+  count_host_sync();
   if (needed <= data_.capacity)
     return false;
   // Room for the density to rise a little before the next growth.
@@ -95,8 +96,10 @@ void NeighbourLists::begin_call(const SystemsBatch& batch, double cutoff_squared
 
 std::int64_t NeighbourLists::builds() const {
   std::int64_t n = 0;
-  if (data_.builds.data() != nullptr)
+  if (data_.builds.data() != nullptr) {
     Kokkos::deep_copy(n, data_.builds);
+    count_host_sync();
+  }
   return n;
 }
 

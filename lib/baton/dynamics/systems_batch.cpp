@@ -1,5 +1,6 @@
 #include "baton/dynamics/systems_batch.hpp"
 
+#include <atomic>
 #include <string>
 
 #include "baton/runtime/error.hpp"
@@ -13,7 +14,20 @@ V alloc(const char* label, int n) {
   return V(Kokkos::view_alloc(std::string("baton::batch::") + label), n);
 }
 
+std::atomic<long> bookkeeping_syncs{0};
+std::atomic<long> payload_syncs{0};
+
 }  // namespace
+
+HostSyncs host_syncs() noexcept {
+  return {bookkeeping_syncs.load(std::memory_order_relaxed),
+          payload_syncs.load(std::memory_order_relaxed)};
+}
+
+void count_host_sync(SyncKind kind) noexcept {
+  (kind == SyncKind::payload ? payload_syncs : bookkeeping_syncs)
+      .fetch_add(1, std::memory_order_relaxed);
+}
 
 SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
     : capacity_(capacity), num_stages_(num_stages) {
@@ -89,6 +103,7 @@ std::vector<int> SystemsBatch::status_on_host() const {
   Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
                                                                                    out.size());
   Kokkos::deep_copy(h, Kokkos::subview(status, std::make_pair(0, num_systems_)));
+  count_host_sync();
   return out;
 }
 
@@ -97,6 +112,7 @@ std::vector<int> SystemsBatch::count_on_host() const {
   Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
                                                                                    out.size());
   Kokkos::deep_copy(h, Kokkos::subview(count, std::make_pair(0, num_systems_)));
+  count_host_sync();
   return out;
 }
 

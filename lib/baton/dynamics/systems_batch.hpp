@@ -41,6 +41,25 @@ const char* failure_text(int code);
 /// something else).
 int failure_code(const std::string& text);
 
+/// What a device-to-host read copies: the batch's bookkeeping (statuses, steps, atom counts,
+/// message headers, the neighbour-list overflow flag) or systems' data (finished systems copied out
+/// for the results, hooks or the overflow chain's host buffer).
+enum class SyncKind { bookkeeping, payload };
+
+/// Device-to-host reads made by Baton's own code in this process so far, by kind: each is a copy
+/// that the host waits for (on a GPU, a synchronisation with the device). Counted where the copies
+/// are made (SystemsBatch::status_on_host(), read_wire_header(), copy_to_host(), ...), so that a
+/// caller can tell how many a piece of work took (the pipeline driver reports them per step).
+struct HostSyncs {
+  long bookkeeping = 0;
+  long payload = 0;
+  long total() const noexcept { return bookkeeping + payload; }
+};
+/// The counts so far (process-wide; thread-safe).
+HostSyncs host_syncs() noexcept;
+/// Counts one device-to-host read (called by the code that makes it).
+void count_host_sync(SyncKind kind = SyncKind::bookkeeping) noexcept;
+
 /// Capacity of a batch, in systems and in atoms.
 struct BatchCapacity {
   int systems = 0;

@@ -173,8 +173,10 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
 
 WireHeader read_wire_header(const WireBatch& wire) {
   host_ints head("head", wire_header_size);
-  if (wire.ints.extent(0) >= static_cast<std::size_t>(wire_header_size))
+  if (wire.ints.extent(0) >= static_cast<std::size_t>(wire_header_size)) {
     Kokkos::deep_copy(head, Kokkos::subview(wire.ints, std::make_pair(0, wire_header_size)));
+    count_host_sync();
+  }
   return decode_wire_header(head.data(), wire.ints.extent(0), wire.reals.extent(0));
 }
 
@@ -186,6 +188,7 @@ std::vector<int> atom_offsets(const WireBatch& wire, const WireLayout& layout) {
   host_ints counts("counts", static_cast<std::size_t>(n));
   Kokkos::deep_copy(counts,
                     Kokkos::subview(wire.ints, std::make_pair(layout.count(), layout.count() + n)));
+  count_host_sync();
   std::vector<int> offsets(static_cast<std::size_t>(n));
   std::int64_t total = 0;
   for (int k = 0; k < n; ++k) {
@@ -310,10 +313,12 @@ HostWire copy_to_host(const WireBatch& wire) {
       Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
           h.ints.data(), h.ints.size()),
       wire.ints);
+  count_host_sync(SyncKind::payload);
   Kokkos::deep_copy(
       Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
           h.reals.data(), h.reals.size()),
       wire.reals);
+  count_host_sync(SyncKind::payload);
   return h;
 }
 

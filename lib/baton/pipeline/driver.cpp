@@ -121,11 +121,19 @@ bool Driver::step() {
   if (!done_) {
     if (start_ < 0)
       start_ = TimerRegistry::now();
+    const dynamics::HostSyncs before = dynamics::host_syncs();
+    const auto count_syncs = [&] {
+      const dynamics::HostSyncs after = dynamics::host_syncs();
+      host_syncs_.bookkeeping += after.bookkeeping - before.bookkeeping;
+      host_syncs_.payload += after.payload - before.payload;
+    };
     try {
       step_once();
+      count_syncs();
       if (done_)
         wall_ = TimerRegistry::now() - start_;
     } catch (...) {
+      count_syncs();
       failed_ = true;
       error = std::current_exception();
       if (settings_.debug) {

@@ -46,6 +46,7 @@ void record_finished(Runner& r, const std::vector<int>& finished) {
         status(s) = static_cast<int>(SystemStatus::Held);
       });
   auto h_steps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), steps);
+  dynamics::count_host_sync();
   const std::vector<int> atoms = r.batch.count_on_host();
   for (int s : finished) {
     r.counters.systems += 1;

@@ -88,14 +88,19 @@ int failure_code(const std::string& text) {
   return static_cast<int>(Failure::input);
 }
 
-void SystemsBatch::set_counts(int systems, int atoms) {
-  if (systems < 0 || atoms < 0 || systems > capacity_.systems || atoms > capacity_.atoms)
-    throw Error("baton::dynamics::SystemsBatch::set_counts: " + std::to_string(systems) +
+void SystemsBatch::append_slots(const std::vector<HostSlot>& added) {
+  long atoms = num_atoms_;
+  for (const HostSlot& s : added)
+    atoms += s.count;
+  const long systems = num_systems_ + static_cast<long>(added.size());
+  if (systems > capacity_.systems || atoms > capacity_.atoms)
+    throw Error("baton::dynamics::SystemsBatch::append_slots: " + std::to_string(systems) +
                 " systems and " + std::to_string(atoms) + " atoms do not fit a capacity of " +
                 std::to_string(capacity_.systems) + " systems and " +
                 std::to_string(capacity_.atoms) + " atoms");
-  num_systems_ = systems;
-  num_atoms_ = atoms;
+  host_.insert(host_.end(), added.begin(), added.end());
+  num_systems_ = static_cast<int>(systems);
+  num_atoms_ = static_cast<int>(atoms);
 }
 
 std::vector<int> SystemsBatch::status_on_host() const {
@@ -108,11 +113,10 @@ std::vector<int> SystemsBatch::status_on_host() const {
 }
 
 std::vector<int> SystemsBatch::count_on_host() const {
-  std::vector<int> out(static_cast<std::size_t>(num_systems_));
-  Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
-                                                                                   out.size());
-  Kokkos::deep_copy(h, Kokkos::subview(count, std::make_pair(0, num_systems_)));
-  count_host_sync();
+  std::vector<int> out;
+  out.reserve(host_.size());
+  for (const HostSlot& s : host_)
+    out.push_back(s.count);
   return out;
 }
 
@@ -141,10 +145,19 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
     atoms += counts[static_cast<std::size_t>(s)];
   }
   const int kept = static_cast<int>(from.size());
+  std::vector<HostSlot> host_kept;
+  host_kept.reserve(from.size());
+  for (int s : from)
+    host_kept.push_back(host_[static_cast<std::size_t>(s)]);
+  const auto set_host = [&] {
+    host_ = std::move(host_kept);
+    num_systems_ = kept;
+    num_atoms_ = atoms;
+  };
   // Nothing moves below the first removed slot.
   const int first = slots.front();
   if (first == kept) {  // only trailing systems removed
-    set_counts(kept, atoms);
+    set_host();
     return;
   }
   view<int*> d_from("baton::batch::from", kept - first);
@@ -276,7 +289,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         sys(dst) = t_sys(a);
       });
   Kokkos::fence();
-  set_counts(kept, atoms);
+  set_host();
 }
 
 }  // namespace baton::dynamics

@@ -3,9 +3,11 @@
 /// A batch of atomic systems as structure-of-arrays Kokkos Views of fixed capacity. Systems occupy
 /// slots [0, num_systems()) and their atoms the contiguous rows [offset(s), offset(s) + count(s))
 /// of the per-atom Views, in slot order, with no gaps. Adding and removing systems runs as kernels;
-/// the host keeps only the two counts.
+/// the host keeps the counts and, per slot, what it needs to know without reading the device
+/// (HostSlot).
 
 #include <Kokkos_Core.hpp>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,6 +66,19 @@ void count_host_sync(SyncKind kind = SyncKind::bookkeeping) noexcept;
 struct BatchCapacity {
   int systems = 0;
   int atoms = 0;
+};
+
+/// What the host knows of a system slot without reading the device. `count`, `pbc` and `cell` are
+/// exact: they change only when systems are appended (unpack_systems(), wire.hpp) or slots are
+/// compacted (SystemsBatch::remove()), both driven by the host. `status` and `steps` are what the
+/// batch's owner last read or set: stages change them on the device without the host knowing (the
+/// pipeline driver reads them back once a step, docs/pipeline.md).
+struct HostSlot {
+  int count = 0;                 ///< atoms
+  int pbc = 0;                   ///< periodic axes as bits
+  std::array<double, 9> cell{};  ///< cell vectors as rows
+  int status = 0;                ///< SystemStatus as int (Active when appended)
+  std::int64_t steps = 0;        ///< steps taken in the current stage (0 when appended)
 };
 
 /// Number of per-system scratch values a stage may use (see SystemsBatch::scratch).
@@ -134,18 +149,23 @@ class SystemsBatch {
   /// system when slots are compacted; never sent.
   view<int*> list_built;
 
-  /// Makes `systems` and `atoms` the counts after the caller filled rows [num_systems(), systems)
-  /// and [num_atoms(), atoms) itself (offset, count, system_of_atom included). Checked against
-  /// capacity.
-  void set_counts(int systems, int atoms);
+  /// The host's view of the slots in use, [0, num_systems()).
+  const std::vector<HostSlot>& host_slots() const noexcept { return host_; }
+  /// Slot `s` of host_slots(), for its owner to record what it read back or set (status, steps).
+  HostSlot& host_slot(int s) { return host_.at(static_cast<std::size_t>(s)); }
+
+  /// Records `added` as the systems the caller wrote into slots [num_systems(), num_systems() +
+  /// added.size()) and their atoms into the rows that follow num_atoms() (offset, count,
+  /// system_of_atom and the rest, on the device). Checked against capacity.
+  void append_slots(const std::vector<HostSlot>& added);
 
   /// Removes the systems in `slots` (ascending, distinct) and moves the rest down, keeping their
   /// order, with kernels.
   void remove(const std::vector<int>& slots);
 
-  /// Host copy of status, for choosing what to move (one small copy).
+  /// Host copy of status, read from the device (one small copy, counted by host_syncs()).
   std::vector<int> status_on_host() const;
-  /// Host copy of count.
+  /// Atoms per slot, from host_slots() (no read: the host knows them).
   std::vector<int> count_on_host() const;
 
  private:
@@ -153,6 +173,7 @@ class SystemsBatch {
   int num_stages_ = 0;
   int num_systems_ = 0;
   int num_atoms_ = 0;
+  std::vector<HostSlot> host_;
 };
 
 }  // namespace baton::dynamics

@@ -135,10 +135,7 @@ void OverflowChain::refill() {
     } else {
       w = unspill();
     }
-    const WireBatch wire(IntView("baton::pipeline::overflow_ints", w.ints.size()),
-                         RealView("baton::pipeline::overflow_reals", w.reals.size()));
-    Kokkos::deep_copy(wire.ints, host_ints_view(w));
-    Kokkos::deep_copy(wire.reals, host_reals_view(w));
+    const WireBatch wire = to_device(w, "baton::pipeline::overflow");
     unpack_systems(device_, wire);  // as Active: in the chain every system waits for a hand-off
   }
 }

@@ -15,6 +15,7 @@
 #include <baton/dynamics/xyz.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/pipeline/hooks.hpp>
+#include <baton/pipeline/summary.hpp>
 #include <baton/runtime/error.hpp>
 #include <chrono>
 #include <cmath>
@@ -711,8 +712,8 @@ class CostlyNve : public dyn::VerletStage<dyn::LennardJones> {
     const auto start = std::chrono::steady_clock::now();
     dyn::VerletStage<dyn::LennardJones>::advance(batch, max_steps);
     const auto took = std::chrono::steady_clock::now() - start;
-    std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
-        9 * took, std::chrono::milliseconds(1)));
+    std::this_thread::sleep_for(
+        std::max<std::chrono::steady_clock::duration>(9 * took, std::chrono::milliseconds(1)));
   }
 };
 
@@ -790,4 +791,87 @@ TEST_CASE(
     CHECK((message.find("overflow chain (device batch") != std::string::npos ||
            message.find("stopped with an error") != std::string::npos));
   }
+}
+
+TEST_CASE("one device-to-host read of bookkeeping per step: the snapshot, at any rank count") {
+  const Communicator& world = baton::test::world();
+  // Small clusters (no neighbour lists): every step reads its bookkeeping back exactly once, the
+  // step's snapshot (statuses, steps, the list overflow flag of every stage batch here, the index
+  // of every hand-off received). The only other reads copy finished systems out of the last stage
+  // for the results: two copies (the message's integers, then its doubles) in a step where some
+  // finish there, none elsewhere (no hooks, no host overflow buffer here).
+  Settings s;
+  s.steps_per_call = 7;
+  Driver driver(world, three_stages(), s);
+  driver.setup(world.rank() == 0 ? input(14) : std::vector<HostSystem>{});
+  driver.run();
+  const dyn::HostSyncs syncs = driver.host_syncs();
+  CAPTURE(driver.steps_taken());
+  CAPTURE(syncs.bookkeeping);
+  CAPTURE(syncs.payload);
+  CHECK(driver.steps_taken() > 0);
+  CHECK(syncs.bookkeeping == driver.steps_taken());
+  const bool last_stage_here = driver.local_stages().second == 2;
+  if (last_stage_here) {
+    const long finished = static_cast<long>(driver.counters().back().systems);
+    CHECK(finished > 0);
+    CHECK(syncs.payload % 2 == 0);
+    CHECK(syncs.payload >= 2);
+    CHECK(syncs.payload <= 2 * finished);
+  } else {
+    CHECK(syncs.payload == 0);
+  }
+  CHECK(driver.host_syncs_per_step() <= 3.0);  // 1 + 2 in a step that copies results out
+  const RunSummary summary = summarize(driver, 0);
+  if (world.rank() == 0) {
+    REQUIRE(summary.host_syncs_per_step_by_rank.size() == static_cast<std::size_t>(world.size()));
+    for (double b : summary.bookkeeping_syncs_per_step_by_rank)
+      CHECK(b == 1.0);
+    CHECK(summary.host_syncs_per_step >= 1.0);
+    CHECK(summary.host_syncs_per_step <= 3.0);
+    CHECK(format_summary(summary).find("host_syncs_per_step ") != std::string::npos);
+  }
+  CHECK(driver.gather_results(0).size() == (world.rank() == 0 ? 14u : 0u));
+}
+
+TEST_CASE("systems with neighbour lists: more reads only where they enter a stage") {
+  const Communicator& world = baton::test::world();
+  // 108-atom crystals use neighbour lists. A stage's calls leave a list that did not fit to the
+  // next step's snapshot (the lists grow at the stage's next call); enter() still reads the list
+  // overflow back when list-sized systems enter, once per stage and arrival.
+  std::vector<HostSystem> in;
+  for (int id = 0; id < 4; ++id)
+    in.push_back(dyn::fcc_crystal({3, 3, 3}, 1.68, "Ar", id, 0.1, 9));
+  dyn::LennardJones lj;
+  lj.cutoff = 2.3;
+  dyn::FireParams fire;
+  fire.fmax = 1e-3;
+  dyn::VerletParams nve;
+  nve.steps = 30;
+  nve.temperature = 0.5;
+  const auto pipeline = [&] {
+    return make_stage<dyn::FireStage>({3, 400}, lj, fire) |
+           make_stage<dyn::VerletStage>({3, 400}, lj, nve);
+  };
+  Settings s;
+  s.steps_per_call = 9;
+  Driver driver(world, pipeline(), s);
+  driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
+  driver.run();
+  const dyn::HostSyncs syncs = driver.host_syncs();
+  CAPTURE(driver.steps_taken());
+  CAPTURE(syncs.bookkeeping);
+  // At most one enter() per stage here and system (each arrives once), each one read, or two when
+  // its lists had to grow (the first call with lists always does).
+  const auto [first, last] = driver.local_stages();
+  const long entries = static_cast<long>(in.size()) * (last - first + 1);
+  CHECK(syncs.bookkeeping >= driver.steps_taken());
+  CHECK(syncs.bookkeeping <= driver.steps_taken() + 2 * entries);
+  // The results do not depend on when the lists grew: as on one rank, bit for bit.
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), pipeline(), Settings{}, in);
+  const std::vector<HostSystem> out = driver.gather_results(0);
+  if (world.rank() == 0)
+    check_identical(out, reference);
 }

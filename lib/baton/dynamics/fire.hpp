@@ -219,7 +219,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           });
           sv.finish(team, pot, sys);
         });
-  } while (lists_.grow());
+  } while (lists_.grow_after_call(batch));
 }
 
 extern template class FireStage<LennardJones>;

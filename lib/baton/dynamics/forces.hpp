@@ -187,7 +187,7 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
       launch_forces<on_host>(pot, batch, first_slot, n_slots, lists.data());  // host only
     else
       launch_forces<false>(pot, batch, first_slot, n_slots, lists.data());
-  } while (lists.grow());
+  } while (lists.grow(batch, first_slot, n_slots));
 }
 
 template <class P = LennardJones>

@@ -130,7 +130,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           }
           sv.finish(team, pot, sys);
         });
-  } while (lists_.grow());
+  } while (lists_.grow_after_call(batch));
 }
 
 extern template class LangevinStage<LennardJones>;

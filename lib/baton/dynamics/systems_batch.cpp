@@ -61,6 +61,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   failed = alloc<view<int*>>("failed", ns);
   scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
   list_built = alloc<view<int*>>("list_built", ns);
+  list_overflow = view<int>(Kokkos::view_alloc(std::string("baton::batch::list_overflow")));
 }
 
 const char* failure_text(int code) {
@@ -110,6 +111,22 @@ std::vector<int> SystemsBatch::status_on_host() const {
   Kokkos::deep_copy(h, Kokkos::subview(status, std::make_pair(0, num_systems_)));
   count_host_sync();
   return out;
+}
+
+void SystemsBatch::cells_changed() {
+  const auto slots = std::make_pair(0, num_systems_);
+  const auto h_cell = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(cell, slots, Kokkos::ALL));
+  const auto h_pbc =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(pbc, slots));
+  count_host_sync();
+  count_host_sync();
+  for (int s = 0; s < num_systems_; ++s) {
+    HostSlot& h = host_[static_cast<std::size_t>(s)];
+    h.pbc = h_pbc(s);
+    for (std::size_t j = 0; j < 9; ++j)
+      h.cell[j] = h_cell(s, static_cast<int>(j));
+  }
 }
 
 std::vector<int> SystemsBatch::count_on_host() const {

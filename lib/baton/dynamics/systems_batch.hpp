@@ -136,8 +136,10 @@ class SystemsBatch {
   view<std::int64_t*> steps;         ///< steps taken in the current stage
   view<std::int64_t**> stage_steps;  ///< [slot][stage]: steps each finished stage took
   view<int*> status;                 ///< SystemStatus as int
-  view<double* [9]> cell;            ///< cell vectors a, b, c as rows; all zero: no cell (cell.hpp)
-  view<int*> pbc;                    ///< periodic axes as bits (bit k: axis k)
+  /// Cell vectors a, b, c as rows; all zero: no cell (cell.hpp). The host keeps a copy
+  /// (host_slots()): a caller that changes `cell` or `pbc` on the device calls cells_changed().
+  view<double* [9]> cell;
+  view<int*> pbc;  ///< periodic axes as bits (bit k: axis k)
   /// A Failure code, not 0 when the system's numbers broke (non-finite energy, forces or
   /// positions, an atom past max_coordinate): set by the stage, which finishes it at once; later
   /// stages finish it without steps. Travels with the system.
@@ -148,11 +150,32 @@ class SystemsBatch {
   /// 1 when list_origin holds the system's list origin; 0 when it enters a batch. Moved with the
   /// system when slots are compacted; never sent.
   view<int*> list_built;
+  /// The largest neighbour list a force kernel on this batch needed that did not fit its stage's
+  /// lists (0: every list fit). Written by the kernels, cleared when the lists grow
+  /// (neighbours.hpp).
+  view<int> list_overflow;
+
+  /// Who reads list_overflow back. false (the default): each stage reads it after its calls, and
+  /// when a list did not fit grows its lists and goes on with the call at once. true (the
+  /// pipeline driver): a stage's advance() reads nothing back; the batch's owner reads
+  /// list_overflow with the rest of its bookkeeping and hands it over with
+  /// note_list_overflow(); the stage grows its lists at its next call, where the systems that
+  /// stopped early go on (their results do not change: a system's steps do not depend on how
+  /// they are split into calls). enter() still reads it when systems big enough for lists enter,
+  /// since they must not step on forces from a list that did not fit.
+  void defer_list_overflow(bool on) noexcept { defer_overflow_ = on; }
+  bool list_overflow_deferred() const noexcept { return defer_overflow_; }
+  /// The owner's last read of list_overflow (deferred mode), for the stage's next call.
+  void note_list_overflow(int needed) noexcept { noted_overflow_ = needed; }
+  int noted_list_overflow() const noexcept { return noted_overflow_; }
 
   /// The host's view of the slots in use, [0, num_systems()).
   const std::vector<HostSlot>& host_slots() const noexcept { return host_; }
   /// Slot `s` of host_slots(), for its owner to record what it read back or set (status, steps).
   HostSlot& host_slot(int s) { return host_.at(static_cast<std::size_t>(s)); }
+
+  /// Reads `cell` and `pbc` back into host_slots(), after the caller changed them on the device.
+  void cells_changed();
 
   /// Records `added` as the systems the caller wrote into slots [num_systems(), num_systems() +
   /// added.size()) and their atoms into the rows that follow num_atoms() (offset, count,
@@ -174,6 +197,8 @@ class SystemsBatch {
   int num_systems_ = 0;
   int num_atoms_ = 0;
   std::vector<HostSlot> host_;
+  bool defer_overflow_ = false;
+  int noted_overflow_ = 0;
 };
 
 }  // namespace baton::dynamics

@@ -130,9 +130,14 @@ class Driver {
 
  private:
   void step_once();
+  void receive_handoffs();
+  void take_snapshot();
   void take_in();
+  void finish_stages();
+  bool send_downstream();
+  void grant_and_feed();
+  void expect_credit();
   void advance_stages();
-  void hand_on();
   void update_done();
   void stop_neighbours() noexcept;
   void check_conservation();

@@ -95,7 +95,7 @@ HostWire OverflowChain::unspill() {
 
 void OverflowChain::take(dynamics::SystemsBatch& from) {
   move_held(from, device_, nullptr);
-  const std::vector<int> held = slots_with(from.status_on_host(), SystemStatus::Held);
+  const std::vector<int> held = slots_with(from, SystemStatus::Held);
   if (held.empty() || (host_cap_.systems < 1 && spill_path_.empty()))
     return;
   const std::vector<int> atoms = from.count_on_host();

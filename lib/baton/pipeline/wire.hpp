@@ -24,6 +24,7 @@ using dynamics::unpack_systems;
 using dynamics::wire_abort;
 using dynamics::wire_end_of_stream;
 using dynamics::wire_header_size;
+using dynamics::wire_index_size;
 using dynamics::wire_int_count;
 using dynamics::wire_magic;
 using dynamics::wire_real_count;

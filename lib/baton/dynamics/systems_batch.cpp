@@ -61,6 +61,7 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   failed = alloc<view<int*>>("failed", ns);
   scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
   list_built = alloc<view<int*>>("list_built", ns);
+  forces_stale = alloc<view<int*>>("forces_stale", ns);
   list_overflow = view<int>(Kokkos::view_alloc(std::string("baton::batch::list_overflow")));
 }
 
@@ -232,7 +233,8 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
   view<double* [6]> s_virial("s_virial", n_move);
   view<double* [9]> s_cell("s_cell", n_move);
-  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move), s_built("s_built", n_move);
+  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move), s_built("s_built", n_move),
+      s_stale("s_stale", n_move);
   auto ids = b.id;
   auto st = b.steps;
   auto en = b.energy;
@@ -245,6 +247,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   auto per = b.pbc;
   auto bad = b.failed;
   auto built = b.list_built;
+  auto stale = b.forces_stale;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
@@ -266,6 +269,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         s_pbc(k) = per(src);
         s_failed(k) = bad(src);
         s_built(k) = built(src);
+        s_stale(k) = stale(src);
       });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
@@ -289,6 +293,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         per(dst) = s_pbc(k);
         bad(dst) = s_failed(k);
         built(dst) = s_built(k);
+        stale(dst) = s_stale(k);
       });
   auto sys = b.system_of_atom;
   Kokkos::parallel_for(

@@ -150,6 +150,11 @@ class SystemsBatch {
   /// 1 when list_origin holds the system's list origin; 0 when it enters a batch. Moved with the
   /// system when slots are compacted; never sent.
   view<int*> list_built;
+  /// 1 when the system's forces, energy, fmax and virial came from an enter() force call whose
+  /// neighbour list did not fit (only where the owner reads the list overflow, below): the stage's
+  /// next call computes them again, once its lists grew, before it takes a step. 0 when it enters
+  /// a batch; moved with the system when slots are compacted; never sent.
+  view<int*> forces_stale;
   /// The largest neighbour list a force kernel on this batch needed that did not fit its stage's
   /// lists (0: every list fit). Written by the kernels, cleared when the lists grow
   /// (neighbours.hpp).
@@ -161,8 +166,9 @@ class SystemsBatch {
   /// list_overflow with the rest of its bookkeeping and hands it over with
   /// note_list_overflow(); the stage grows its lists at its next call, where the systems that
   /// stopped early go on (their results do not change: a system's steps do not depend on how
-  /// they are split into calls). enter() still reads it when systems big enough for lists enter,
-  /// since they must not step on forces from a list that did not fit.
+  /// they are split into calls). Nor does enter() (enter_forces()): a system whose entry forces
+  /// came from a list that did not fit is marked forces_stale, and the stage's next call computes
+  /// them again before stepping it, as enter() would have at once.
   void defer_list_overflow(bool on) noexcept { defer_overflow_ = on; }
   bool list_overflow_deferred() const noexcept { return defer_overflow_; }
   /// The owner's last read of list_overflow (deferred mode), for the stage's next call.

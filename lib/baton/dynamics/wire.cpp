@@ -363,6 +363,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   auto status = batch.status;
   auto scratch = batch.scratch;
   auto list_built = batch.list_built;
+  auto forces_stale = batch.forces_stale;
   auto species = batch.species;
   auto system_of_atom = batch.system_of_atom;
   auto energy = batch.energy;
@@ -401,6 +402,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           for (int j = 0; j < dynamics::batch_scratch_size; ++j)
             scratch(s, j) = 0.0;
           list_built(s) = 0;
+          forces_stale(s) = 0;
           energy(s) = reals(L.energy() + k);
           fmax(s) = reals(L.fmax() + k);
         });

@@ -253,6 +253,7 @@ TEST_CASE("a list that does not fit grows inside a stage without losing or addin
       cell(0, k) *= 0.85;
     Kokkos::deep_copy(b->batch.positions, x);
     Kokkos::deep_copy(b->batch.cell, cell);
+    b->batch.cells_changed();
   }
   listed_stage.advance(listed.batch, 20);
   all_stage.advance(all.batch, 20);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <baton/collectives/agreement.hpp>
 #include <baton/collectives/collectives.hpp>
+#include <baton/dynamics/cell.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/host_transfer.hpp>
@@ -15,6 +16,7 @@
 #include <baton/dynamics/xyz.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/pipeline/hooks.hpp>
+#include <baton/pipeline/summary.hpp>
 #include <baton/runtime/error.hpp>
 #include <chrono>
 #include <cmath>
@@ -711,8 +713,8 @@ class CostlyNve : public dyn::VerletStage<dyn::LennardJones> {
     const auto start = std::chrono::steady_clock::now();
     dyn::VerletStage<dyn::LennardJones>::advance(batch, max_steps);
     const auto took = std::chrono::steady_clock::now() - start;
-    std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
-        9 * took, std::chrono::milliseconds(1)));
+    std::this_thread::sleep_for(
+        std::max<std::chrono::steady_clock::duration>(9 * took, std::chrono::milliseconds(1)));
   }
 };
 
@@ -790,4 +792,104 @@ TEST_CASE(
     CHECK((message.find("overflow chain (device batch") != std::string::npos ||
            message.find("stopped with an error") != std::string::npos));
   }
+}
+
+TEST_CASE("one device-to-host read of bookkeeping per step: the snapshot, at any rank count") {
+  const Communicator& world = baton::test::world();
+  // Small clusters (no neighbour lists): every step reads its bookkeeping back exactly once, the
+  // step's snapshot (statuses, steps, the list overflow flag of every stage batch here, the index
+  // of every hand-off received). The only other reads copy finished systems out of the last stage
+  // for the results: two copies (the message's integers, then its doubles) in a step where some
+  // finish there, none elsewhere (no hooks, no host overflow buffer here).
+  Settings s;
+  s.steps_per_call = 7;
+  Driver driver(world, three_stages(), s);
+  driver.setup(world.rank() == 0 ? input(14) : std::vector<HostSystem>{});
+  driver.run();
+  const dyn::HostSyncs syncs = driver.host_syncs();
+  CAPTURE(driver.steps_taken());
+  CAPTURE(syncs.bookkeeping);
+  CAPTURE(syncs.payload);
+  CHECK(driver.steps_taken() > 0);
+  CHECK(syncs.bookkeeping == driver.steps_taken());
+  const bool last_stage_here = driver.local_stages().second == 2;
+  if (last_stage_here) {
+    const long finished = static_cast<long>(driver.counters().back().systems);
+    CHECK(finished > 0);
+    CHECK(syncs.payload % 2 == 0);
+    CHECK(syncs.payload >= 2);
+    CHECK(syncs.payload <= 2 * finished);
+  } else {
+    CHECK(syncs.payload == 0);
+  }
+  CHECK(driver.host_syncs_per_step() <= 3.0);  // 1 + 2 in a step that copies results out
+  const RunSummary summary = summarize(driver, 0);
+  if (world.rank() == 0) {
+    REQUIRE(summary.host_syncs_per_step_by_rank.size() == static_cast<std::size_t>(world.size()));
+    for (double b : summary.bookkeeping_syncs_per_step_by_rank)
+      CHECK(b == 1.0);
+    CHECK(summary.host_syncs_per_step >= 1.0);
+    CHECK(summary.host_syncs_per_step <= 3.0);
+    CHECK(format_summary(summary).find("host_syncs_per_step ") != std::string::npos);
+  }
+  CHECK(driver.gather_results(0).size() == (world.rank() == 0 ? 14u : 0u));
+}
+
+TEST_CASE("systems with neighbour lists: still one read per step, the same results") {
+  const Communicator& world = baton::test::world();
+  // 108-atom crystals use neighbour lists, which start empty and grow. Neither a stage's calls nor
+  // enter() read a list overflow back in the driver's batches: the snapshot carries it, the lists
+  // grow at the stage's next call, and systems whose entry forces came from a list that did not fit
+  // get them again there before their first step.
+  std::vector<HostSystem> in;
+  for (int id = 0; id < 4; ++id)
+    in.push_back(dyn::fcc_crystal({3, 3, 3}, 1.68, "Ar", id, 0.1, 9));
+  dyn::LennardJones lj;
+  lj.cutoff = 2.3;
+  dyn::FireParams fire;
+  fire.fmax = 1e-3;
+  dyn::VerletParams nve;
+  nve.steps = 30;
+  nve.temperature = 0.5;
+  const auto pipeline = [&] {
+    return make_stage<dyn::FireStage>({3, 400}, lj, fire) |
+           make_stage<dyn::VerletStage>({3, 400}, lj, nve);
+  };
+  Settings s;
+  s.steps_per_call = 9;
+  Driver driver(world, pipeline(), s);
+  driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
+  driver.run();
+  CAPTURE(driver.steps_taken());
+  CAPTURE(driver.host_syncs().bookkeeping);
+  CHECK(driver.host_syncs().bookkeeping == driver.steps_taken());
+  // The results do not depend on when the lists grew: bit for bit those of each system alone
+  // through the stages in a batch whose stages read the overflow back at once (not the driver's).
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0) {
+    for (const HostSystem& start : in) {
+      HostSystem sys = start;
+      sys.stage_steps.assign(2, 0);
+      for (int stage = 0; stage < 2; ++stage) {
+        const std::unique_ptr<Stage> st =
+            pipeline().stages()[static_cast<std::size_t>(stage)].make();
+        dyn::SystemsBatch batch({1, 108}, 2);
+        dyn::SpeciesTable species;
+        dyn::append_systems(batch, {sys}, species);
+        st->enter(batch, 0, 1);
+        while (batch.status_on_host()[0] == static_cast<int>(dyn::SystemStatus::Active))
+          st->advance(batch, 10);
+        const std::vector<std::int64_t> steps = sys.stage_steps;
+        sys = dyn::copy_systems_to_host(batch, {0}, species)[0];
+        sys.stage_steps = steps;
+        sys.stage_steps[static_cast<std::size_t>(stage)] =
+            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps)(0);
+      }
+      dyn::wrap_positions(sys);
+      reference.push_back(sys);
+    }
+  }
+  const std::vector<HostSystem> out = driver.gather_results(0);
+  if (world.rank() == 0)
+    check_identical(out, reference);
 }

@@ -120,7 +120,7 @@ void FireStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offset(s), offset(s) + count(s)),
                              [&](int i) { v(i, 0) = v(i, 1) = v(i, 2) = 0; });
       });
-  compute_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
+  enter_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
@@ -141,7 +141,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         "baton::dynamics::fire", detail::system_teams(n),
         KOKKOS_LAMBDA(const detail::TeamMember& team) {
           const int s = team.league_rank();
-          if (sv.status(s) != active)
+          if (sv.status(s) != active || !sv.ready(team, pot, s))
             return;
           detail::StageSystem sys = sv.begin(team, s);
           const int b = sys.begin, e = sys.end;
@@ -219,7 +219,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           });
           sv.finish(team, pot, sys);
         });
-  } while (lists_.grow());
+  } while (lists_.grow_after_call(batch));
 }
 
 extern template class FireStage<LennardJones>;

@@ -10,30 +10,25 @@
 namespace baton::dynamics::detail {
 
 void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squared) {
-  const auto slots = std::make_pair(first, first + n);
-  const auto pbc =
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.pbc, slots));
-  bool any = false;
-  for (int k = 0; k < n; ++k)
-    any = any || pbc(k) != 0;
-  if (!any)
-    return;  // clusters only: one copy of n integers
-  const auto cell = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace(), Kokkos::subview(batch.cell, slots, Kokkos::ALL));
-  const auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
-                                                          Kokkos::subview(batch.status, slots));
-  const auto id =
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.id, slots));
+  // From the host's view of the slots: nothing is read back unless a cell is too small.
   const double cutoff = std::sqrt(cutoff_squared);
-  for (int k = 0; k < n; ++k) {
-    if (pbc(k) == 0 || status(k) != static_cast<int>(SystemStatus::Active))
+  for (int k = first; k < first + n; ++k) {
+    const HostSlot& slot = batch.host_slots()[static_cast<std::size_t>(k)];
+    if (slot.pbc == 0)
       continue;
-    std::array<double, 9> h{};
-    for (int j = 0; j < 9; ++j)
-      h[static_cast<std::size_t>(j)] = cell(k, j);
-    const std::string problem = cutoff_problem(h, pbc(k), cutoff);
-    if (!problem.empty())
-      throw Error("baton::dynamics::compute_forces: system " + std::to_string(id(k)) + ": " +
+    const std::string problem = cutoff_problem(slot.cell, slot.pbc, cutoff);
+    if (problem.empty())
+      continue;
+    // Only systems that run are checked: read this one's status (and id, for the message).
+    const auto one = std::make_pair(k, k + 1);
+    const auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                            Kokkos::subview(batch.status, one));
+    const auto id =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.id, one));
+    count_host_sync();
+    count_host_sync();
+    if (status(0) == static_cast<int>(SystemStatus::Active))
+      throw Error("baton::dynamics::compute_forces: system " + std::to_string(id(0)) + ": " +
                   problem);
   }
 }

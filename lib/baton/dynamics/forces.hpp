@@ -63,6 +63,7 @@ struct StageViews {
   SystemsBatch::view<int*> offset, count, status, failed, pbc;
   SystemsBatch::view<double* [9]> cell;
   SystemsBatch::view<std::int64_t*> id, steps;
+  SystemsBatch::view<int*> forces_stale;
   ForceOutputs out;
   NeighbourData lists;
 
@@ -81,8 +82,30 @@ struct StageViews {
         cell(b.cell),
         id(b.id),
         steps(b.steps),
+        forces_stale(b.forces_stale),
         out(b),
         lists(l.data()) {}
+
+  /// Whether slot s may take steps in this call: true unless its entry forces came from a list
+  /// that did not fit (SystemsBatch::forces_stale) and, computed again now, still do not fit (the
+  /// lists grow first: the call leaves it as it is). Computed again, they are stored as enter()
+  /// stores them. Call it first, on every thread of the team.
+  template <class K>
+  KOKKOS_INLINE_FUNCTION bool ready(const TeamMember& team, const K& pot, int s) const {
+    if (forces_stale(s) == 0)
+      return true;
+    SystemForces r;
+    const CellImage c = make_cell_image(&cell(s, 0), pbc(s));
+    if (!system_forces<on_host, true>(team, pot, lists, s, id(s), x, species, f, atom_scratch,
+                                      offset(s), offset(s) + count(s), c, r))
+      return false;
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      store(out, s, r, true);
+      forces_stale(s) = 0;
+    });
+    team.team_barrier();
+    return true;
+  }
 
   /// Slot s as the last call left it. A system that failed earlier, or whose numbers are broken
   /// already, is done and takes no steps.
@@ -155,6 +178,7 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
   const auto cells = batch.cell;
   const auto pbc = batch.pbc;
   const auto id = batch.id;
+  const auto stale = batch.forces_stale;
   const ForceOutputs out(batch);
   Kokkos::parallel_for(
       "baton::dynamics::forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
@@ -163,9 +187,13 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
           return;
         SystemForces r;
         const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
-        system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f, scratch,
-                                       offset(s), offset(s) + count(s), cell, r);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { store(out, s, r, true); });
+        const bool fits =
+            system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f, scratch,
+                                           offset(s), offset(s) + count(s), cell, r);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          store(out, s, r, true);
+          stale(s) = fits ? 0 : 1;
+        });
       });
 }
 
@@ -173,7 +201,7 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
 /// and the neighbour lists given (`skin`: theirs).
 template <class P = LennardJones>
 void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
-                    bool half_pairs, NeighbourLists& lists, double skin) {
+                    bool half_pairs, NeighbourLists& lists, double skin, bool may_defer = false) {
   const auto pot = potential.kernel();
   check_slots("compute_forces", batch, first_slot, n_slots);
   if (n_slots == 0)
@@ -187,7 +215,9 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
       launch_forces<on_host>(pot, batch, first_slot, n_slots, lists.data());  // host only
     else
       launch_forces<false>(pot, batch, first_slot, n_slots, lists.data());
-  } while (lists.grow());
+    if (may_defer && batch.list_overflow_deferred())
+      return;  // a list that did not fit: forces_stale, for the stage's next call (enter_forces)
+  } while (lists.grow(batch, first_slot, n_slots));
 }
 
 template <class P = LennardJones>
@@ -212,6 +242,17 @@ template <class P = LennardJones>
 void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
                     NeighbourLists& lists, double skin) {
   detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host, lists, skin);
+}
+
+/// compute_forces for a stage's enter() whose advance() kernel calls StageViews::ready() first (the
+/// built-in stages). In a batch whose owner reads the list overflow itself
+/// (SystemsBatch::defer_list_overflow()) it reads nothing back: a system whose list did not fit
+/// keeps the forces of the build's bins, marked forces_stale, and ready() computes them again once
+/// the lists grew, before its first step. Elsewhere, compute_forces.
+template <class P = LennardJones>
+void enter_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+                  NeighbourLists& lists, double skin) {
+  detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host, lists, skin, true);
 }
 
 }  // namespace baton::dynamics

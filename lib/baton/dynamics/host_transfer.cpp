@@ -44,12 +44,7 @@ void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
     return;
   // Through the systems codec (wire.hpp), the one format systems take outside a batch.
   const HostWire w = encode_host_systems(systems, species, batch.num_stages());
-  const WireBatch wire(
-      Kokkos::View<std::int64_t*, SystemsBatch::memory_space>("baton::append_ints", w.ints.size()),
-      Kokkos::View<double*, SystemsBatch::memory_space>("baton::append_reals", w.reals.size()));
-  Kokkos::deep_copy(wire.ints, host_ints_view(w));
-  Kokkos::deep_copy(wire.reals, host_reals_view(w));
-  unpack_systems(batch, wire);
+  unpack_systems(batch, to_device(w, "baton::append"));
 }
 
 std::vector<HostSystem> copy_systems_to_host(const SystemsBatch& batch,

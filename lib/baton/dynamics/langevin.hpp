@@ -71,7 +71,7 @@ LangevinStage<Potential>::LangevinStage(Potential potential, LangevinParams para
 template <class Potential>
 void LangevinStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
   detail::check_slots("LangevinStage::enter", batch, first, n);
-  compute_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
+  enter_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
@@ -95,7 +95,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
     Kokkos::parallel_for(
         "baton::dynamics::langevin", detail::system_teams(n),
         KOKKOS_LAMBDA(const detail::TeamMember& team) {
-          if (sv.status(team.league_rank()) != active)
+          if (sv.status(team.league_rank()) != active || !sv.ready(team, pot, team.league_rank()))
             return;
           detail::StageSystem sys = sv.begin(team, team.league_rank());
           const int b = sys.begin;
@@ -130,7 +130,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           }
           sv.finish(team, pot, sys);
         });
-  } while (lists_.grow());
+  } while (lists_.grow_after_call(batch));
 }
 
 extern template class LangevinStage<LennardJones>;

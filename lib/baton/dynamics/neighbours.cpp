@@ -40,7 +40,6 @@ void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, d
     data_.call_first = D::view<std::int64_t*>("baton::neighbours::call_first", systems);
     if (data_.builds.data() == nullptr)
       data_.builds = D::view<std::int64_t>("baton::neighbours::builds");
-    data_.needed = D::view<int>("baton::neighbours::needed");
     atom_capacity_ = atoms;
     system_capacity_ = systems;
   }
@@ -57,8 +56,11 @@ void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, d
   }
   data_.x_ref = batch.list_origin;
   data_.origin_built = batch.list_built;
+  data_.needed = batch.list_overflow;
   data_.max_capacity = settings_.max_neighbours;
   data_.all_pairs_below = settings_.all_pairs_below;
+  if (batch.list_overflow_deferred())
+    grow_to(batch.noted_list_overflow());
 }
 
 bool NeighbourLists::grow() {
@@ -66,7 +68,25 @@ bool NeighbourLists::grow() {
     return false;
   int needed = 0;
   Kokkos::deep_copy(needed, data_.needed);
-  if (needed <= data_.capacity)
+  count_host_sync();
+  return grow_to(needed);
+}
+
+bool NeighbourLists::grow(const SystemsBatch& batch, int first, int n) {
+  for (int s = first; s < first + n; ++s)
+    if (data_.used_for(batch.host_slots()[static_cast<std::size_t>(s)].count))
+      return grow();
+  return false;  // all pairs everywhere: no list was built, none can have overflowed
+}
+
+bool NeighbourLists::grow_after_call(const SystemsBatch& batch) {
+  if (batch.list_overflow_deferred())
+    return false;
+  return grow(batch, 0, batch.num_systems());
+}
+
+bool NeighbourLists::grow_to(int needed) {
+  if (needed <= data_.capacity || data_.needed.data() == nullptr)
     return false;
   // Room for the density to rise a little before the next growth.
   const long long room = needed + needed / 4 + 8;
@@ -95,8 +115,10 @@ void NeighbourLists::begin_call(const SystemsBatch& batch, double cutoff_squared
 
 std::int64_t NeighbourLists::builds() const {
   std::int64_t n = 0;
-  if (data_.builds.data() != nullptr)
+  if (data_.builds.data() != nullptr) {
     Kokkos::deep_copy(n, data_.builds);
+    count_host_sync();
+  }
   return n;
 }
 

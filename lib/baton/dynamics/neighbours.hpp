@@ -129,12 +129,12 @@ struct NeighbourData {
   view<double* [9]> key_cell;      ///< per slot: the cell it was built for
   view<std::int64_t*> call_first;  ///< per slot: its steps when the stage call began
   view<std::int64_t> builds;       ///< lists built since creation
-  view<int> needed;                ///< largest list needed that did not fit (<= max_capacity)
-  int capacity = 0;                ///< neighbours per atom the list holds
-  int max_capacity = 0;            ///< NeighbourSettings::max_neighbours
-  int all_pairs_below = 0;         ///< NeighbourSettings::all_pairs_below
-  double list_cutoff2 = 0;         ///< (cutoff + skin)^2
-  double half_skin2 = 0;           ///< (skin / 2)^2
+  view<int> needed;  ///< the batch's list_overflow: largest list needed that did not fit (<= max)
+  int capacity = 0;  ///< neighbours per atom the list holds
+  int max_capacity = 0;     ///< NeighbourSettings::max_neighbours
+  int all_pairs_below = 0;  ///< NeighbourSettings::all_pairs_below
+  double list_cutoff2 = 0;  ///< (cutoff + skin)^2
+  double half_skin2 = 0;    ///< (skin / 2)^2
 
   /// Whether a system of `atoms` atoms uses a list.
   KOKKOS_INLINE_FUNCTION bool used_for(int atoms) const {
@@ -557,7 +557,8 @@ class NeighbourLists {
 
   /// Ready for `batch` and pairs up to sqrt(cutoff_squared) + skin: allocates for the batch's
   /// capacity the first time and when it changed, and forgets every list when the batch, its
-  /// capacity, the cutoff or the skin changed.
+  /// capacity, the cutoff or the skin changed. Grows to the overflow the batch's owner noted
+  /// (SystemsBatch::note_list_overflow()) when it reads it itself.
   void prepare(const SystemsBatch& batch, double cutoff_squared, double skin);
 
   /// What the kernels use.
@@ -565,8 +566,18 @@ class NeighbourLists {
 
   /// After a kernel that refreshed lists: when a list needed more room than the capacity (up to
   /// max_neighbours), grows the capacity past it, forgets every list, and returns true (the
-  /// caller then runs its kernel again).
+  /// caller then runs its kernel again). Reads the batch's list_overflow back (one copy).
   bool grow();
+  /// grow() after a kernel on slots [first, first + n) of `batch`: reads nothing back when none of
+  /// them is big enough for a list (the host knows their sizes).
+  bool grow(const SystemsBatch& batch, int first, int n);
+  /// grow() after a stage's kernel on the whole batch, unless the batch's owner reads the
+  /// overflow itself (SystemsBatch::defer_list_overflow()): then false, and the lists grow at the
+  /// next prepare() to what the owner noted.
+  bool grow_after_call(const SystemsBatch& batch);
+  /// Grows as grow() does for a list of `needed` neighbours, read back by the caller; false when
+  /// the capacity holds it already.
+  bool grow_to(int needed);
 
   /// Begins a stage's advance() call: prepare(), then records every slot's step count as where
   /// the call began (the stage counts its max_steps from there, also when its kernel runs again

@@ -1,5 +1,6 @@
 #include "baton/dynamics/systems_batch.hpp"
 
+#include <atomic>
 #include <string>
 
 #include "baton/runtime/error.hpp"
@@ -13,7 +14,20 @@ V alloc(const char* label, int n) {
   return V(Kokkos::view_alloc(std::string("baton::batch::") + label), n);
 }
 
+std::atomic<long> bookkeeping_syncs{0};
+std::atomic<long> payload_syncs{0};
+
 }  // namespace
+
+HostSyncs host_syncs() noexcept {
+  return {bookkeeping_syncs.load(std::memory_order_relaxed),
+          payload_syncs.load(std::memory_order_relaxed)};
+}
+
+void count_host_sync(SyncKind kind) noexcept {
+  (kind == SyncKind::payload ? payload_syncs : bookkeeping_syncs)
+      .fetch_add(1, std::memory_order_relaxed);
+}
 
 SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
     : capacity_(capacity), num_stages_(num_stages) {
@@ -47,6 +61,8 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
   failed = alloc<view<int*>>("failed", ns);
   scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
   list_built = alloc<view<int*>>("list_built", ns);
+  forces_stale = alloc<view<int*>>("forces_stale", ns);
+  list_overflow = view<int>(Kokkos::view_alloc(std::string("baton::batch::list_overflow")));
 }
 
 const char* failure_text(int code) {
@@ -74,14 +90,19 @@ int failure_code(const std::string& text) {
   return static_cast<int>(Failure::input);
 }
 
-void SystemsBatch::set_counts(int systems, int atoms) {
-  if (systems < 0 || atoms < 0 || systems > capacity_.systems || atoms > capacity_.atoms)
-    throw Error("baton::dynamics::SystemsBatch::set_counts: " + std::to_string(systems) +
+void SystemsBatch::append_slots(const std::vector<HostSlot>& added) {
+  long atoms = num_atoms_;
+  for (const HostSlot& s : added)
+    atoms += s.count;
+  const long systems = num_systems_ + static_cast<long>(added.size());
+  if (systems > capacity_.systems || atoms > capacity_.atoms)
+    throw Error("baton::dynamics::SystemsBatch::append_slots: " + std::to_string(systems) +
                 " systems and " + std::to_string(atoms) + " atoms do not fit a capacity of " +
                 std::to_string(capacity_.systems) + " systems and " +
                 std::to_string(capacity_.atoms) + " atoms");
-  num_systems_ = systems;
-  num_atoms_ = atoms;
+  host_.insert(host_.end(), added.begin(), added.end());
+  num_systems_ = static_cast<int>(systems);
+  num_atoms_ = static_cast<int>(atoms);
 }
 
 std::vector<int> SystemsBatch::status_on_host() const {
@@ -89,14 +110,31 @@ std::vector<int> SystemsBatch::status_on_host() const {
   Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
                                                                                    out.size());
   Kokkos::deep_copy(h, Kokkos::subview(status, std::make_pair(0, num_systems_)));
+  count_host_sync();
   return out;
 }
 
+void SystemsBatch::cells_changed() {
+  const auto slots = std::make_pair(0, num_systems_);
+  const auto h_cell = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(cell, slots, Kokkos::ALL));
+  const auto h_pbc =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(pbc, slots));
+  count_host_sync();
+  count_host_sync();
+  for (int s = 0; s < num_systems_; ++s) {
+    HostSlot& h = host_[static_cast<std::size_t>(s)];
+    h.pbc = h_pbc(s);
+    for (std::size_t j = 0; j < 9; ++j)
+      h.cell[j] = h_cell(s, static_cast<int>(j));
+  }
+}
+
 std::vector<int> SystemsBatch::count_on_host() const {
-  std::vector<int> out(static_cast<std::size_t>(num_systems_));
-  Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(out.data(),
-                                                                                   out.size());
-  Kokkos::deep_copy(h, Kokkos::subview(count, std::make_pair(0, num_systems_)));
+  std::vector<int> out;
+  out.reserve(host_.size());
+  for (const HostSlot& s : host_)
+    out.push_back(s.count);
   return out;
 }
 
@@ -125,10 +163,19 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
     atoms += counts[static_cast<std::size_t>(s)];
   }
   const int kept = static_cast<int>(from.size());
+  std::vector<HostSlot> host_kept;
+  host_kept.reserve(from.size());
+  for (int s : from)
+    host_kept.push_back(host_[static_cast<std::size_t>(s)]);
+  const auto set_host = [&] {
+    host_ = std::move(host_kept);
+    num_systems_ = kept;
+    num_atoms_ = atoms;
+  };
   // Nothing moves below the first removed slot.
   const int first = slots.front();
   if (first == kept) {  // only trailing systems removed
-    set_counts(kept, atoms);
+    set_host();
     return;
   }
   view<int*> d_from("baton::batch::from", kept - first);
@@ -186,7 +233,8 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
   view<double* [6]> s_virial("s_virial", n_move);
   view<double* [9]> s_cell("s_cell", n_move);
-  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move), s_built("s_built", n_move);
+  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move), s_built("s_built", n_move),
+      s_stale("s_stale", n_move);
   auto ids = b.id;
   auto st = b.steps;
   auto en = b.energy;
@@ -199,6 +247,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   auto per = b.pbc;
   auto bad = b.failed;
   auto built = b.list_built;
+  auto stale = b.forces_stale;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
@@ -220,6 +269,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         s_pbc(k) = per(src);
         s_failed(k) = bad(src);
         s_built(k) = built(src);
+        s_stale(k) = stale(src);
       });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
@@ -243,6 +293,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         per(dst) = s_pbc(k);
         bad(dst) = s_failed(k);
         built(dst) = s_built(k);
+        stale(dst) = s_stale(k);
       });
   auto sys = b.system_of_atom;
   Kokkos::parallel_for(
@@ -260,7 +311,7 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         sys(dst) = t_sys(a);
       });
   Kokkos::fence();
-  set_counts(kept, atoms);
+  set_host();
 }
 
 }  // namespace baton::dynamics

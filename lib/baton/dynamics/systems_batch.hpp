@@ -3,9 +3,11 @@
 /// A batch of atomic systems as structure-of-arrays Kokkos Views of fixed capacity. Systems occupy
 /// slots [0, num_systems()) and their atoms the contiguous rows [offset(s), offset(s) + count(s))
 /// of the per-atom Views, in slot order, with no gaps. Adding and removing systems runs as kernels;
-/// the host keeps only the two counts.
+/// the host keeps the counts and, per slot, what it needs to know without reading the device
+/// (HostSlot).
 
 #include <Kokkos_Core.hpp>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,10 +43,42 @@ const char* failure_text(int code);
 /// something else).
 int failure_code(const std::string& text);
 
+/// What a device-to-host read copies: the batch's bookkeeping (statuses, steps, atom counts,
+/// message headers, the neighbour-list overflow flag) or systems' data (finished systems copied out
+/// for the results, hooks or the overflow chain's host buffer).
+enum class SyncKind { bookkeeping, payload };
+
+/// Device-to-host reads made by Baton's own code in this process so far, by kind: each is a copy
+/// that the host waits for (on a GPU, a synchronisation with the device). Counted where the copies
+/// are made (SystemsBatch::status_on_host(), read_wire_header(), copy_to_host(), ...), so that a
+/// caller can tell how many a piece of work took (the pipeline driver reports them per step).
+struct HostSyncs {
+  long bookkeeping = 0;
+  long payload = 0;
+  long total() const noexcept { return bookkeeping + payload; }
+};
+/// The counts so far (process-wide; thread-safe).
+HostSyncs host_syncs() noexcept;
+/// Counts one device-to-host read (called by the code that makes it).
+void count_host_sync(SyncKind kind = SyncKind::bookkeeping) noexcept;
+
 /// Capacity of a batch, in systems and in atoms.
 struct BatchCapacity {
   int systems = 0;
   int atoms = 0;
+};
+
+/// What the host knows of a system slot without reading the device. `count`, `pbc` and `cell` are
+/// exact: they change only when systems are appended (unpack_systems(), wire.hpp) or slots are
+/// compacted (SystemsBatch::remove()), both driven by the host. `status` and `steps` are what the
+/// batch's owner last read or set: stages change them on the device without the host knowing (the
+/// pipeline driver reads them back once a step, docs/pipeline.md).
+struct HostSlot {
+  int count = 0;                 ///< atoms
+  int pbc = 0;                   ///< periodic axes as bits
+  std::array<double, 9> cell{};  ///< cell vectors as rows
+  int status = 0;                ///< SystemStatus as int (Active when appended)
+  std::int64_t steps = 0;        ///< steps taken in the current stage (0 when appended)
 };
 
 /// Number of per-system scratch values a stage may use (see SystemsBatch::scratch).
@@ -102,8 +136,10 @@ class SystemsBatch {
   view<std::int64_t*> steps;         ///< steps taken in the current stage
   view<std::int64_t**> stage_steps;  ///< [slot][stage]: steps each finished stage took
   view<int*> status;                 ///< SystemStatus as int
-  view<double* [9]> cell;            ///< cell vectors a, b, c as rows; all zero: no cell (cell.hpp)
-  view<int*> pbc;                    ///< periodic axes as bits (bit k: axis k)
+  /// Cell vectors a, b, c as rows; all zero: no cell (cell.hpp). The host keeps a copy
+  /// (host_slots()): a caller that changes `cell` or `pbc` on the device calls cells_changed().
+  view<double* [9]> cell;
+  view<int*> pbc;  ///< periodic axes as bits (bit k: axis k)
   /// A Failure code, not 0 when the system's numbers broke (non-finite energy, forces or
   /// positions, an atom past max_coordinate): set by the stage, which finishes it at once; later
   /// stages finish it without steps. Travels with the system.
@@ -114,19 +150,51 @@ class SystemsBatch {
   /// 1 when list_origin holds the system's list origin; 0 when it enters a batch. Moved with the
   /// system when slots are compacted; never sent.
   view<int*> list_built;
+  /// 1 when the system's forces, energy, fmax and virial came from an enter() force call whose
+  /// neighbour list did not fit (only where the owner reads the list overflow, below): the stage's
+  /// next call computes them again, once its lists grew, before it takes a step. 0 when it enters
+  /// a batch; moved with the system when slots are compacted; never sent.
+  view<int*> forces_stale;
+  /// The largest neighbour list a force kernel on this batch needed that did not fit its stage's
+  /// lists (0: every list fit). Written by the kernels, cleared when the lists grow
+  /// (neighbours.hpp).
+  view<int> list_overflow;
 
-  /// Makes `systems` and `atoms` the counts after the caller filled rows [num_systems(), systems)
-  /// and [num_atoms(), atoms) itself (offset, count, system_of_atom included). Checked against
-  /// capacity.
-  void set_counts(int systems, int atoms);
+  /// Who reads list_overflow back. false (the default): each stage reads it after its calls, and
+  /// when a list did not fit grows its lists and goes on with the call at once. true (the
+  /// pipeline driver): a stage's advance() reads nothing back; the batch's owner reads
+  /// list_overflow with the rest of its bookkeeping and hands it over with
+  /// note_list_overflow(); the stage grows its lists at its next call, where the systems that
+  /// stopped early go on (their results do not change: a system's steps do not depend on how
+  /// they are split into calls). Nor does enter() (enter_forces()): a system whose entry forces
+  /// came from a list that did not fit is marked forces_stale, and the stage's next call computes
+  /// them again before stepping it, as enter() would have at once.
+  void defer_list_overflow(bool on) noexcept { defer_overflow_ = on; }
+  bool list_overflow_deferred() const noexcept { return defer_overflow_; }
+  /// The owner's last read of list_overflow (deferred mode), for the stage's next call.
+  void note_list_overflow(int needed) noexcept { noted_overflow_ = needed; }
+  int noted_list_overflow() const noexcept { return noted_overflow_; }
+
+  /// The host's view of the slots in use, [0, num_systems()).
+  const std::vector<HostSlot>& host_slots() const noexcept { return host_; }
+  /// Slot `s` of host_slots(), for its owner to record what it read back or set (status, steps).
+  HostSlot& host_slot(int s) { return host_.at(static_cast<std::size_t>(s)); }
+
+  /// Reads `cell` and `pbc` back into host_slots(), after the caller changed them on the device.
+  void cells_changed();
+
+  /// Records `added` as the systems the caller wrote into slots [num_systems(), num_systems() +
+  /// added.size()) and their atoms into the rows that follow num_atoms() (offset, count,
+  /// system_of_atom and the rest, on the device). Checked against capacity.
+  void append_slots(const std::vector<HostSlot>& added);
 
   /// Removes the systems in `slots` (ascending, distinct) and moves the rest down, keeping their
   /// order, with kernels.
   void remove(const std::vector<int>& slots);
 
-  /// Host copy of status, for choosing what to move (one small copy).
+  /// Host copy of status, read from the device (one small copy, counted by host_syncs()).
   std::vector<int> status_on_host() const;
-  /// Host copy of count.
+  /// Atoms per slot, from host_slots() (no read: the host knows them).
   std::vector<int> count_on_host() const;
 
  private:
@@ -134,6 +202,9 @@ class SystemsBatch {
   int num_stages_ = 0;
   int num_systems_ = 0;
   int num_atoms_ = 0;
+  std::vector<HostSlot> host_;
+  bool defer_overflow_ = false;
+  int noted_overflow_ = 0;
 };
 
 }  // namespace baton::dynamics

@@ -79,7 +79,7 @@ void VerletStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
   detail::check_slots("VerletStage::enter", batch, first, n);
   if (params_.temperature >= 0 && n > 0)
     draw_velocities(batch, first, n, params_.temperature, params_.seed, params_.units);
-  compute_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
+  enter_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
@@ -99,7 +99,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
     Kokkos::parallel_for(
         "baton::dynamics::verlet", detail::system_teams(n),
         KOKKOS_LAMBDA(const detail::TeamMember& team) {
-          if (sv.status(team.league_rank()) != active)
+          if (sv.status(team.league_rank()) != active || !sv.ready(team, pot, team.league_rank()))
             return;
           detail::StageSystem sys = sv.begin(team, team.league_rank());
           while (!sys.done) {
@@ -128,7 +128,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           }
           sv.finish(team, pot, sys);
         });
-  } while (lists_.grow());
+  } while (lists_.grow_after_call(batch));
 }
 
 extern template class VerletStage<LennardJones>;

@@ -1,5 +1,6 @@
 #include "baton/dynamics/wire.hpp"
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -27,6 +28,38 @@ Kokkos::View<int*, SystemsBatch::memory_space> upload(const std::vector<int>& v,
                                                                                          v.size());
   Kokkos::deep_copy(d, h);
   return d;
+}
+
+// The bits of a double as an integer, so that cells travel in an index of integers.
+KOKKOS_INLINE_FUNCTION std::int64_t bits_of(double x) {
+#if KOKKOS_VERSION >= 40100
+  return Kokkos::bit_cast<std::int64_t>(x);
+#else
+  std::int64_t i = 0;
+  memcpy(&i, &x, sizeof i);
+  return i;
+#endif
+}
+
+double double_of(std::int64_t bits) {
+  double x = 0;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// Checks the atom counts of a message whose header says `h` (`count(k)`: system k's).
+template <class Count>
+void check_counts(const WireHeader& h, const Count& count) {
+  std::int64_t total = 0;
+  for (std::int64_t k = 0; k < h.systems; ++k) {
+    const std::int64_t c = count(k);
+    if (c < 1 || c > h.atoms)
+      malformed("system " + std::to_string(k) + " has " + std::to_string(c) + " atoms");
+    total += c;
+  }
+  if (total != h.atoms)
+    malformed("atom counts add up to " + std::to_string(total) + ", the header says " +
+              std::to_string(h.atoms));
 }
 
 }  // namespace
@@ -102,6 +135,17 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
   w.ints = decltype(w.ints)("baton::wire::ints", wire_int_count(n, m, stages));
   w.reals = decltype(w.reals)("baton::wire::reals", wire_real_count(n, m));
   {
+    auto index = std::make_shared<WireIndex>();
+    index->header = WireHeader{n, m, stages, flags};
+    for (int s : slots) {
+      HostSlot h = batch.host_slots()[static_cast<std::size_t>(s)];
+      h.status = static_cast<int>(SystemStatus::Active);
+      h.steps = 0;
+      index->systems.push_back(h);
+    }
+    w.index = std::move(index);
+  }
+  {
     host_ints head("head", wire_header_size);
     head(0) = wire_magic;
     head(1) = wire_version;
@@ -172,41 +216,113 @@ WireBatch pack_systems(const SystemsBatch& batch, const std::vector<int>& slots,
 }
 
 WireHeader read_wire_header(const WireBatch& wire) {
+  if (wire.index)
+    return wire.index->header;
   host_ints head("head", wire_header_size);
-  if (wire.ints.extent(0) >= static_cast<std::size_t>(wire_header_size))
+  if (wire.ints.extent(0) >= static_cast<std::size_t>(wire_header_size)) {
     Kokkos::deep_copy(head, Kokkos::subview(wire.ints, std::make_pair(0, wire_header_size)));
+    count_host_sync();
+  }
   return decode_wire_header(head.data(), wire.ints.extent(0), wire.reals.extent(0));
 }
 
-namespace {
-
-// The message's atom counts, read to the host and checked: where each system's atoms start.
-std::vector<int> atom_offsets(const WireBatch& wire, const WireLayout& layout) {
-  const auto n = static_cast<int>(layout.n);
-  host_ints counts("counts", static_cast<std::size_t>(n));
-  Kokkos::deep_copy(counts,
-                    Kokkos::subview(wire.ints, std::make_pair(layout.count(), layout.count() + n)));
-  std::vector<int> offsets(static_cast<std::size_t>(n));
-  std::int64_t total = 0;
-  for (int k = 0; k < n; ++k) {
-    if (counts(k) < 1 || counts(k) > layout.m)
-      malformed("system " + std::to_string(k) + " has " + std::to_string(counts(k)) + " atoms");
-    offsets[static_cast<std::size_t>(k)] = static_cast<int>(total);
-    total += counts(k);
-  }
-  if (total != layout.m)
-    malformed("atom counts add up to " + std::to_string(total) + ", the header says " +
-              std::to_string(layout.m));
-  return offsets;
+void gather_wire_index(const WireBatch& wire, int max_systems,
+                       const Kokkos::View<std::int64_t*, SystemsBatch::memory_space>& out,
+                       std::size_t at) {
+  const auto ints = wire.ints;
+  const auto reals = wire.reals;
+  const auto n_ints = static_cast<std::int64_t>(ints.extent(0));
+  const auto n_reals = static_cast<std::int64_t>(reals.extent(0));
+  Kokkos::parallel_for(
+      "baton::wire::gather_index", Kokkos::RangePolicy<exec>(0, max_systems + 1),
+      KOKKOS_LAMBDA(int i) {
+        if (i == 0) {
+          for (int j = 0; j < wire_header_size; ++j)
+            out(at + j) = j < n_ints ? ints(j) : 0;
+          return;
+        }
+        const int k = i - 1;
+        std::int64_t* o = &out(at + wire_header_size + 11 * static_cast<std::size_t>(k));
+        for (int j = 0; j < 11; ++j)
+          o[j] = 0;
+        if (n_ints < wire_header_size)
+          return;
+        const std::int64_t n = ints(2), m = ints(3), stages = ints(4);
+        constexpr std::int64_t limit = std::int64_t(1) << 40;
+        if (n < 0 || m < 0 || stages < 0 || n > limit || m > limit || stages > 4096 || k >= n)
+          return;
+        const WireLayout L{n, m, stages};
+        if (L.count() + k < n_ints)
+          o[0] = ints(L.count() + k);
+        if (L.pbc() + k < n_ints)
+          o[1] = ints(L.pbc() + k);
+        for (int j = 0; j < 9; ++j)
+          if (L.cell() + 9 * k + j < n_reals)
+            o[2 + j] = bits_of(reals(L.cell() + 9 * k + j));
+      });
 }
 
-}  // namespace
+WireIndex decode_wire_index(const std::int64_t* gathered, int max_systems, std::size_t int_count,
+                            std::size_t real_count) {
+  WireIndex out;
+  out.header = decode_wire_header(gathered, int_count, real_count);
+  if (out.header.systems > max_systems)
+    return out;
+  const std::int64_t* per = gathered + wire_header_size;
+  check_counts(out.header, [&](std::int64_t k) { return per[11 * k]; });
+  for (std::int64_t k = 0; k < out.header.systems; ++k) {
+    HostSlot s;
+    s.count = static_cast<int>(per[11 * k]);
+    s.pbc = static_cast<int>(per[11 * k + 1]);
+    for (std::size_t j = 0; j < 9; ++j)
+      s.cell[j] = double_of(per[11 * k + 2 + static_cast<std::int64_t>(j)]);
+    out.systems.push_back(s);
+  }
+  return out;
+}
+
+WireIndex read_wire_index(const WireBatch& wire, int max_systems) {
+  if (wire.index)
+    return *wire.index;
+  Kokkos::View<std::int64_t*, SystemsBatch::memory_space> d("baton::wire::index",
+                                                            wire_index_size(max_systems));
+  gather_wire_index(wire, max_systems, d, 0);
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  count_host_sync();
+  return decode_wire_index(h.data(), max_systems, wire.ints.extent(0), wire.reals.extent(0));
+}
+
+WireIndex index_of(const HostWire& w) {
+  WireIndex out;
+  out.header = decode_wire_header(w.ints.data(), w.ints.size(), w.reals.size());
+  const WireLayout L{out.header.systems, out.header.atoms, out.header.stages};
+  const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  check_counts(out.header, [&](std::int64_t k) { return w.ints[at(L.count() + k)]; });
+  for (std::int64_t k = 0; k < out.header.systems; ++k) {
+    HostSlot s;
+    s.count = static_cast<int>(w.ints[at(L.count() + k)]);
+    s.pbc = static_cast<int>(w.ints[at(L.pbc() + k)]);
+    for (std::size_t j = 0; j < 9; ++j)
+      s.cell[j] = w.reals[at(L.cell() + 9 * k) + j];
+    out.systems.push_back(s);
+  }
+  return out;
+}
+
+WireBatch to_device(const HostWire& w, const std::string& label) {
+  WireBatch wire(
+      Kokkos::View<std::int64_t*, SystemsBatch::memory_space>(label + "_ints", w.ints.size()),
+      Kokkos::View<double*, SystemsBatch::memory_space>(label + "_reals", w.reals.size()));
+  wire.index = std::make_shared<const WireIndex>(index_of(w));
+  Kokkos::deep_copy(wire.ints, host_ints_view(w));
+  Kokkos::deep_copy(wire.reals, host_reals_view(w));
+  return wire;
+}
 
 namespace {
 
 // The message's header, checked against the batch it goes into.
-WireHeader fitting_header(const SystemsBatch& batch, const WireBatch& wire) {
-  const WireHeader h = read_wire_header(wire);
+void check_fits(const SystemsBatch& batch, const WireHeader& h) {
   if (h.stages != batch.num_stages())
     malformed("it carries " + std::to_string(h.stages) + " stage counters, this pipeline has " +
               std::to_string(batch.num_stages()));
@@ -215,21 +331,27 @@ WireHeader fitting_header(const SystemsBatch& batch, const WireBatch& wire) {
     throw Error("baton::pipeline::unpack_systems: " + std::to_string(h.systems) + " systems of " +
                 std::to_string(h.atoms) + " atoms do not fit the " + std::to_string(room.systems) +
                 " free system slots and " + std::to_string(room.atoms) + " free atom rows");
-  return h;
 }
 
 }  // namespace
 
 int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
-  const WireHeader h = fitting_header(batch, wire);
+  const WireIndex index = read_wire_index(wire, batch.free().systems);
+  const WireHeader& h = index.header;
+  check_fits(batch, h);
   const int s0 = batch.num_systems();
   const int a0 = batch.num_atoms();
   const int n = static_cast<int>(h.systems);
   const int m = static_cast<int>(h.atoms);
   if (n == 0)
     return s0;
-  auto d_off =
-      upload(atom_offsets(wire, WireLayout{n, m, batch.num_stages()}), "baton::wire::offsets");
+  std::vector<int> offsets;
+  int total = 0;
+  for (const HostSlot& s : index.systems) {
+    offsets.push_back(total);
+    total += s.count;
+  }
+  auto d_off = upload(offsets, "baton::wire::offsets");
   const int stages = batch.num_stages();
   auto ints = wire.ints;
   auto reals = wire.reals;
@@ -241,6 +363,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   auto status = batch.status;
   auto scratch = batch.scratch;
   auto list_built = batch.list_built;
+  auto forces_stale = batch.forces_stale;
   auto species = batch.species;
   auto system_of_atom = batch.system_of_atom;
   auto energy = batch.energy;
@@ -279,6 +402,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           for (int j = 0; j < dynamics::batch_scratch_size; ++j)
             scratch(s, j) = 0.0;
           list_built(s) = 0;
+          forces_stale(s) = 0;
           energy(s) = reals(L.energy() + k);
           fmax(s) = reals(L.fmax() + k);
         });
@@ -298,7 +422,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
         });
       });
   Kokkos::fence();
-  batch.set_counts(s0 + n, a0 + m);
+  batch.append_slots(index.systems);
   return s0;
 }
 
@@ -310,10 +434,12 @@ HostWire copy_to_host(const WireBatch& wire) {
       Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
           h.ints.data(), h.ints.size()),
       wire.ints);
+  count_host_sync(SyncKind::payload);
   Kokkos::deep_copy(
       Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
           h.reals.data(), h.reals.size()),
       wire.reals);
+  count_host_sync(SyncKind::payload);
   return h;
 }
 

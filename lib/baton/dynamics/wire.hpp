@@ -18,6 +18,8 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,14 @@ struct WireHeader {
 WireHeader decode_wire_header(const std::int64_t* header, std::size_t int_count,
                               std::size_t real_count);
 
+/// What the host needs to know of a message to unpack it (unpack_systems()) without reading it
+/// from the device: its header and, per system, its atom count, periodic axes and cell (as
+/// HostSlot, status Active, steps 0).
+struct WireIndex {
+  WireHeader header;
+  std::vector<HostSlot> systems;  ///< header.systems entries (fewer only when gathered short)
+};
+
 /// One hand-off, in the batch's memory space.
 struct WireBatch {
   using memory_space = dynamics::SystemsBatch::memory_space;
@@ -90,17 +100,42 @@ struct WireBatch {
       : ints(std::move(i)), reals(std::move(r)) {}
   Kokkos::View<std::int64_t*, memory_space> ints;
   Kokkos::View<double*, memory_space> reals;
+  /// The message's index when the host knows it (pack_systems(), to_device()); null: it is read
+  /// from the device when needed (read_wire_index()).
+  std::shared_ptr<const WireIndex> index;
 };
 
 /// Packs the systems in `slots` (any order; they are packed in that order) with kernels.
 WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<int>& slots,
                        std::int64_t flags = 0);
 
-/// Reads and checks the header of a received message (one small copy to the host).
+/// Reads and checks the header of a received message (one small copy to the host; none when the
+/// message's index is known).
 WireHeader read_wire_header(const WireBatch& wire);
 
+/// Integers that gather_wire_index() writes for a message of up to `max_systems` systems.
+inline std::size_t wire_index_size(int max_systems) {
+  return static_cast<std::size_t>(wire_header_size) + 11 * static_cast<std::size_t>(max_systems);
+}
+/// Launches a kernel that writes the message's index (its header, then per system: atom count,
+/// pbc bits and the 9 cell values' bits, for up to `max_systems` systems) into out[at, at +
+/// wire_index_size(max_systems)), without waiting: the caller copies it to the host with whatever
+/// else it reads back, then decodes it with decode_wire_index(). Safe on a malformed message.
+void gather_wire_index(const WireBatch& wire, int max_systems,
+                       const Kokkos::View<std::int64_t*, SystemsBatch::memory_space>& out,
+                       std::size_t at);
+/// Decodes and checks what gather_wire_index() wrote (`gathered`, on the host) for a message of
+/// `int_count` integers and `real_count` doubles. Throws baton::Error when the message is
+/// malformed; holds no systems when it has more than `max_systems`.
+WireIndex decode_wire_index(const std::int64_t* gathered, int max_systems, std::size_t int_count,
+                            std::size_t real_count);
+/// The message's index: `wire.index` when known, else gathered and read from the device (one
+/// small copy), for up to `max_systems` systems (none when it has more).
+WireIndex read_wire_index(const WireBatch& wire, int max_systems);
+
 /// Appends the systems of `wire` to `batch` as Active, steps 0, scratch 0; returns the first new
-/// slot. Throws baton::Error when they do not fit or the message is malformed.
+/// slot. Throws baton::Error when they do not fit or the message is malformed. Reads nothing back
+/// when the message's index is known (wire.index); else reads it (read_wire_index()).
 int unpack_systems(dynamics::SystemsBatch& batch, const WireBatch& wire);
 
 /// A hand-off on the host (results kept until the end of a run).
@@ -109,6 +144,10 @@ struct HostWire {
   std::vector<double> reals;
 };
 HostWire copy_to_host(const WireBatch& wire);
+/// The index of a message on the host (checked: throws baton::Error when malformed).
+WireIndex index_of(const HostWire& w);
+/// A device copy of `w`, its index known (`label` names the Views).
+WireBatch to_device(const HostWire& w, const std::string& label);
 /// A message of no systems with `flags` (wire_end_of_stream, wire_abort).
 HostWire empty_host_wire(int stages, std::int64_t flags);
 /// The vectors of `w` as unmanaged host Views, for sending (`w` must outlive the send).

@@ -13,6 +13,7 @@ namespace {
 // Sum over the batch of atoms * steps taken so far.
 double atom_steps(const dynamics::SystemsBatch& batch) {
   const auto steps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps);
+  dynamics::count_host_sync();
   const std::vector<int> atoms = batch.count_on_host();
   double sum = 0;
   for (std::size_t s = 0; s < atoms.size(); ++s)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -121,11 +122,19 @@ bool Driver::step() {
   if (!done_) {
     if (start_ < 0)
       start_ = TimerRegistry::now();
+    const dynamics::HostSyncs before = dynamics::host_syncs();
+    const auto count_syncs = [&] {
+      const dynamics::HostSyncs after = dynamics::host_syncs();
+      host_syncs_.bookkeeping += after.bookkeeping - before.bookkeeping;
+      host_syncs_.payload += after.payload - before.payload;
+    };
     try {
       step_once();
+      count_syncs();
       if (done_)
         wall_ = TimerRegistry::now() - start_;
     } catch (...) {
+      count_syncs();
       failed_ = true;
       error = std::current_exception();
       if (settings_.debug) {
@@ -175,11 +184,21 @@ void Driver::stop_neighbours() noexcept {
     m.collector->fail();  // synchronized: after the step's agreement, on every rank
 }
 
+// One step (docs/pipeline.md, "A step"): this step's hand-offs in; the one read of the step's
+// bookkeeping (the snapshot); from it, on the host: arrivals unpacked, finished systems counted and
+// moved on, hand-offs out, credit and input; then each stage's call, which the next step's
+// snapshot reads.
 void Driver::step_once() {
   ++step_;
+  receive_handoffs();
+  take_snapshot();
   take_in();
+  finish_stages();
+  const bool credit_expected = send_downstream();
+  grant_and_feed();
+  if (credit_expected)
+    expect_credit();
   advance_stages();
-  hand_on();
   if (comm_.rank() == 0)
     poll_progress();
   else
@@ -187,50 +206,68 @@ void Driver::step_once() {
   update_done();
 }
 
+void Driver::receive_handoffs() {
+  Impl& m = *impl_;
+  m.arrivals.clear();
+  const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
+  for (std::size_t l = 0; l < m.up.size(); ++l) {
+    detail::UpLink& u = m.up[l];
+    if (!u.open)
+      continue;
+    const auto credit = static_cast<int>(u.outstanding_systems);
+    m.arrivals.push_back(detail::Arrival{l, detail::receive_handoff(c, u), credit, 0});
+  }
+}
+
+// The step's one device-to-host read: the stage batches' statuses, steps and list overflow, and
+// the indexes of the hand-offs just received. The host works from it until the next step.
+void Driver::take_snapshot() {
+  Impl& m = *impl_;
+  detail::Snapshot& snapshot = *m.snapshot;
+  snapshot.clear();
+  m.runner_at.clear();
+  for (const detail::Runner& r : m.runners)
+    m.runner_at.push_back(snapshot.add(r.batch));
+  for (detail::Arrival& a : m.arrivals)
+    a.at = snapshot.add(a.wire, a.max_systems);
+  snapshot.take();
+  for (std::size_t i = 0; i < m.runners.size(); ++i)
+    snapshot.apply(m.runners[i].batch, m.runner_at[i]);
+}
+
 void Driver::take_in() {
   Impl& m = *impl_;
   const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
   detail::Runner& first = m.runners.front();
-  for (detail::UpLink& u : m.up) {
-    if (!u.open)
+  for (detail::Arrival& a : m.arrivals) {
+    const WireIndex index = m.snapshot->index(a.wire, a.max_systems, a.at);
+    detail::accept_handoff(c, m.up[a.link], index.header);
+    if (index.header.systems == 0)
       continue;
-    WireHeader h;
-    const WireBatch wire = detail::receive_handoff(c, u, h);
-    if (h.systems > 0) {
-      int slot = 0;
-      {
-        auto t = timers_.scope("receive");
-        slot = unpack_systems(first.batch, wire);
-      }
-      auto t = timers_.scope(first.counters.name + " compute");
-      first.impl->enter(first.batch, slot, static_cast<int>(h.systems));
+    a.wire.index = std::make_shared<const WireIndex>(index);
+    int slot = 0;
+    {
+      auto t = timers_.scope("receive");
+      slot = unpack_systems(first.batch, a.wire);
     }
+    auto t = timers_.scope(first.counters.name + " compute");
+    first.impl->enter(first.batch, slot, static_cast<int>(index.header.systems));
   }
-  if (!m.up.empty())
-    detail::grant_credit(c, m.up, first.batch.free());
-  if (m.feeder) {
-    std::vector<HostSystem> take = m.feeder->take(first.batch.free());
-    if (!take.empty()) {
-      const int slot = first.batch.num_systems();
-      dynamics::append_systems(first.batch, take, species_);
-      auto t = timers_.scope(first.counters.name + " compute");
-      first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
-    }
-    m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()));
-  }
+  m.arrivals.clear();
 }
 
-void Driver::advance_stages() {
+// What the stages' last calls finished: counted, shown to the hooks, moved to the next stage here,
+// to the results, or into the overflow chain.
+void Driver::finish_stages() {
   Impl& m = *impl_;
   for (std::size_t i = 0; i < m.runners.size(); ++i) {
     detail::Runner& r = m.runners[i];
-    call_hooks(r, detail::advance(r, settings_.steps_per_call, timers_));
+    call_hooks(r, detail::take_finished(r));
     if (i + 1 < m.runners.size()) {
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
       detail::move_held(r.batch, m.runners[i + 1].batch, m.runners[i + 1].impl.get());
     } else if (m.last_segment) {
-      const std::vector<int> done =
-          detail::slots_with(r.batch.status_on_host(), SystemStatus::Held);
+      const std::vector<int> done = detail::slots_with(r.batch, SystemStatus::Held);
       if (!done.empty()) {
         m.collector->add(pack_systems(r.batch, done), species_);
         r.batch.remove(done);
@@ -239,6 +276,11 @@ void Driver::advance_stages() {
       m.overflow->take(r.batch);
     }
   }
+}
+
+void Driver::advance_stages() {
+  for (detail::Runner& r : impl_->runners)
+    detail::advance(r, settings_.steps_per_call, timers_);
 }
 
 void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
@@ -260,8 +302,7 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
   const auto due = [&](const Hook* h) { return h->every() > 0 && step_ % h->every() == 0; };
   if (std::none_of(hooks.begin(), hooks.end(), due))
     return;
-  const std::vector<int> running =
-      detail::slots_with(r.batch.status_on_host(), SystemStatus::Active);
+  const std::vector<int> running = detail::slots_with(r.batch, SystemStatus::Active);
   if (running.empty())
     return;
   const std::vector<HostSystem> systems =
@@ -289,17 +330,17 @@ long Driver::systems_here() const {
 // round-robin.
 std::vector<std::vector<int>> Driver::assign_downstream(const SystemsBatch& out, bool all) {
   Impl& m = *impl_;
-  const std::vector<int> status = out.status_on_host();
-  const std::vector<int> atoms = out.count_on_host();
+  const std::vector<dynamics::HostSlot>& slots = out.host_slots();
   std::vector<std::vector<int>> assigned(m.down.size());
-  for (std::size_t s = 0; s < status.size(); ++s) {
-    if (!all && status[s] != static_cast<int>(SystemStatus::Held))
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (!all && slots[s].status != static_cast<int>(SystemStatus::Held))
       continue;
+    const int atoms = slots[s].count;
     for (std::size_t j = 0; j < m.down.size(); ++j) {
       const std::size_t l = (m.round_robin + j) % m.down.size();
       detail::DownLink& d = m.down[l];
-      if (d.fits(atoms[s])) {
-        d.take(atoms[s]);
+      if (d.fits(atoms)) {
+        d.take(atoms);
         assigned[l].push_back(static_cast<int>(s));
         m.round_robin = (l + 1) % m.down.size();
         break;
@@ -309,10 +350,12 @@ std::vector<std::vector<int>> Driver::assign_downstream(const SystemsBatch& out,
   return assigned;
 }
 
-void Driver::hand_on() {
+// Hands the waiting systems on to the next segment's ranks with credit; returns whether they answer
+// with credit (each hand-off but the one that ends the stream).
+bool Driver::send_downstream() {
   Impl& m = *impl_;
   if (m.down.empty())
-    return;
+    return false;
   const detail::LinkContext c =
       context(mode_into(plan_.segments[static_cast<std::size_t>(segment_) + 1].first_stage));
   if (c.mode != CommMode::sync)
@@ -341,10 +384,35 @@ void Driver::hand_on() {
   }
   if (settings_.error_when_full)
     check_not_full();
-  if (eos) {
+  if (eos)
     m.eos_sent = true;
-    return;
+  return !eos;
+}
+
+// Credit to the ranks upstream for the room this rank has now, and on rank 0 the input: systems
+// for its own first stage and hand-offs to the other first-stage ranks.
+void Driver::grant_and_feed() {
+  Impl& m = *impl_;
+  const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
+  detail::Runner& first = m.runners.front();
+  if (!m.up.empty())
+    detail::grant_credit(c, m.up, first.batch.free());
+  if (m.feeder) {
+    std::vector<HostSystem> take = m.feeder->take(first.batch.free());
+    if (!take.empty()) {
+      const int slot = first.batch.num_systems();
+      dynamics::append_systems(first.batch, take, species_);
+      auto t = timers_.scope(first.counters.name + " compute");
+      first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
+    }
+    m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()));
   }
+}
+
+void Driver::expect_credit() {
+  Impl& m = *impl_;
+  const detail::LinkContext c =
+      context(mode_into(plan_.segments[static_cast<std::size_t>(segment_) + 1].first_stage));
   for (detail::DownLink& d : m.down)
     detail::expect_credit(c, d);
 }
@@ -352,8 +420,8 @@ void Driver::hand_on() {
 // error_when_full: anything finished that went neither downstream nor into the sink is an error.
 void Driver::check_not_full() {
   Impl& m = *impl_;
-  const std::vector<int> last = m.runners.back().batch.status_on_host();
-  const long waiting = std::count(last.begin(), last.end(), static_cast<int>(SystemStatus::Held));
+  const auto waiting =
+      static_cast<long>(detail::slots_with(m.runners.back().batch, SystemStatus::Held).size());
   if (waiting > 0)
     throw Error("baton::pipeline: rank " + std::to_string(comm_.rank()) + ", stage '" +
                 m.runners.back().counters.name + "': " + std::to_string(waiting) +

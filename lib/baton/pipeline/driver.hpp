@@ -17,6 +17,7 @@
 
 #include "baton/comm/communicator.hpp"
 #include "baton/dynamics/host_system.hpp"
+#include "baton/dynamics/systems_batch.hpp"
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
 #include "baton/pipeline/settings.hpp"
@@ -106,6 +107,14 @@ class Driver {
   long failed_count() const noexcept;
   /// Seconds from the first step to the moment this rank was done.
   double wall_seconds() const noexcept { return wall_; }
+  /// Device-to-host reads this rank's steps made so far (dynamics::host_syncs() counted over its
+  /// step() calls), by kind. On a GPU each is a synchronisation with the device.
+  dynamics::HostSyncs host_syncs() const noexcept { return host_syncs_; }
+  /// host_syncs().total() / steps_taken() (0 before the first step). See docs/pipeline.md, "What a
+  /// step reads back".
+  double host_syncs_per_step() const noexcept {
+    return step_ > 0 ? static_cast<double>(host_syncs_.total()) / static_cast<double>(step_) : 0.0;
+  }
   /// Named timers of this rank: "<stage> compute", "receive", "send", "wait".
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
@@ -121,9 +130,14 @@ class Driver {
 
  private:
   void step_once();
+  void receive_handoffs();
+  void take_snapshot();
   void take_in();
+  void finish_stages();
+  bool send_downstream();
+  void grant_and_feed();
+  void expect_credit();
   void advance_stages();
-  void hand_on();
   void update_done();
   void stop_neighbours() noexcept;
   void check_conservation();
@@ -151,6 +165,7 @@ class Driver {
   long finished_seen_ = 0;
   double wall_ = 0.0;
   double start_ = -1.0;
+  dynamics::HostSyncs host_syncs_;
   int node_rank_ = 0;
   ResultSink* sink_ = nullptr;
   bool streamed_ = false;  ///< rank 0 has a sink (set alike on every rank by setup)

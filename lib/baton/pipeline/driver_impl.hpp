@@ -14,9 +14,23 @@
 #include "baton/pipeline/links.hpp"
 #include "baton/pipeline/overflow.hpp"
 #include "baton/pipeline/runner.hpp"
+#include "baton/pipeline/snapshot.hpp"
 #include "baton/pipeline/source.hpp"
+#include "baton/pipeline/wire.hpp"
 
 namespace baton::pipeline {
+
+namespace detail {
+
+/// A hand-off received this step, its index read with the step's snapshot.
+struct Arrival {
+  std::size_t link = 0;  ///< index into Driver::Impl::up
+  WireBatch wire;
+  int max_systems = 0;  ///< the credit it came under: it holds no more systems
+  std::size_t at = 0;   ///< where the snapshot holds its index
+};
+
+}  // namespace detail
 
 struct Driver::Impl {
   std::vector<detail::Runner> runners;
@@ -26,6 +40,9 @@ struct Driver::Impl {
   std::optional<detail::Feeder> feeder;  // rank 0
   std::optional<detail::Collector> collector;
   std::optional<VectorSource> vector_source;  // setup(vector)
+  std::optional<detail::Snapshot> snapshot;   // the step's one read (set by setup)
+  std::vector<detail::Arrival> arrivals;      // this step's hand-offs
+  std::vector<std::size_t> runner_at;         // where the snapshot holds each runner's batch
   bool last_segment = false;
   std::size_t round_robin = 0;
   bool eos_sent = false;

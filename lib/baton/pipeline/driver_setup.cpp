@@ -189,6 +189,15 @@ void Driver::setup(SystemSource& source) {
           sources.push_back(r);
     m.collector.emplace(comm_, k, m.last_segment, comm_.rank() == 0 ? sink_ : nullptr,
                         std::move(sources));
+    // The step's one read: every stage batch here, and a hand-off on every link into this rank.
+    std::size_t snapshot_size = 0;
+    for (detail::Runner& r : m.runners) {
+      r.batch.defer_list_overflow(true);  // read with the snapshot, not by the stage's calls
+      snapshot_size += detail::Snapshot::batch_size(r.batch.capacity());
+    }
+    for (const detail::UpLink& u : m.up)
+      snapshot_size += wire_index_size(static_cast<int>(u.share_systems));
+    m.snapshot.emplace(snapshot_size);
   });
   const detail::LinkContext c = context(mode_into(seg.first_stage));
   if (c.mode != CommMode::sync)

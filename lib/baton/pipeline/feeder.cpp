@@ -93,10 +93,7 @@ void Feeder::feed(const LinkContext& c, dynamics::SpeciesTable& species, int sta
     if (eos)
       w.ints[5] = wire_end_of_stream;
     // The hand-off goes out as device Views like any other (the receiver cannot tell).
-    const WireBatch wire(IntView("baton::pipeline::input_ints", w.ints.size()),
-                         RealView("baton::pipeline::input_reals", w.reals.size()));
-    Kokkos::deep_copy(wire.ints, host_ints_view(w));
-    Kokkos::deep_copy(wire.reals, host_reals_view(w));
+    const WireBatch wire = to_device(w, "baton::pipeline::input");
     send_handoff(c, d, wire, eos);
     c.note("fed rank " + std::to_string(d.rank) + ": " +
            counts(static_cast<std::int64_t>(share.size()), w.ints[3]) +

@@ -46,7 +46,7 @@ void post_handoff(const LinkContext& c, UpLink& u) {
   u.reals.emplace(irecv_view<RealView>(c.comm, u.rank, data_tag));
 }
 
-WireBatch receive_handoff(const LinkContext& c, UpLink& u, WireHeader& h) {
+WireBatch receive_handoff(const LinkContext& c, UpLink& u) {
   WireBatch wire;
   if (c.mode == CommMode::sync) {
     {
@@ -64,7 +64,10 @@ WireBatch receive_handoff(const LinkContext& c, UpLink& u, WireHeader& h) {
     u.reals.reset();
   }
   u.received_step = c.step;
-  h = read_wire_header(wire);
+  return wire;
+}
+
+void accept_handoff(const LinkContext& c, UpLink& u, const WireHeader& h) {
   if (h.abort()) {
     u.open = false;
     throw Error("baton::pipeline: rank " + std::to_string(u.rank) + " (upstream of rank " +
@@ -86,7 +89,6 @@ WireBatch receive_handoff(const LinkContext& c, UpLink& u, WireHeader& h) {
   }
   c.note("received from rank " + std::to_string(u.rank) + " (tag " + std::to_string(data_tag) +
          "): " + counts(h.systems, h.atoms) + (h.end_of_stream() ? ", end of stream" : ""));
-  return wire;
 }
 
 void grant_credit(const LinkContext& c, std::vector<UpLink>& links, dynamics::BatchCapacity room) {

@@ -98,10 +98,13 @@ struct DownLink {
 
 /// Posts the receives of the next hand-off (async modes).
 void post_handoff(const LinkContext& c, UpLink& u);
-/// Receives this step's hand-off on `u` and checks it: an abort notice or more than the credit
-/// throws baton::Error. Updates what is outstanding; the end of stream closes the link; in async
-/// modes the next hand-off's receives are posted.
-WireBatch receive_handoff(const LinkContext& c, UpLink& u, WireHeader& header);
+/// Receives this step's hand-off on `u` (the messages only: its header is read with the step's
+/// other bookkeeping, then given to accept_handoff()).
+WireBatch receive_handoff(const LinkContext& c, UpLink& u);
+/// Checks the hand-off received on `u`, whose header is `h`: an abort notice or more than the
+/// credit throws baton::Error. Updates what is outstanding; the end of stream closes the link; in
+/// async modes the next hand-off's receives are posted.
+void accept_handoff(const LinkContext& c, UpLink& u, const WireHeader& h);
 /// Grants each open link what it may still hold of its share, within `room` (what the receiving
 /// batch can take beyond what is outstanding), and sends the credits.
 void grant_credit(const LinkContext& c, std::vector<UpLink>& links, dynamics::BatchCapacity room);

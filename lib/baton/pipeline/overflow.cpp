@@ -95,7 +95,7 @@ HostWire OverflowChain::unspill() {
 
 void OverflowChain::take(dynamics::SystemsBatch& from) {
   move_held(from, device_, nullptr);
-  const std::vector<int> held = slots_with(from.status_on_host(), SystemStatus::Held);
+  const std::vector<int> held = slots_with(from, SystemStatus::Held);
   if (held.empty() || (host_cap_.systems < 1 && spill_path_.empty()))
     return;
   const std::vector<int> atoms = from.count_on_host();
@@ -135,10 +135,7 @@ void OverflowChain::refill() {
     } else {
       w = unspill();
     }
-    const WireBatch wire(IntView("baton::pipeline::overflow_ints", w.ints.size()),
-                         RealView("baton::pipeline::overflow_reals", w.reals.size()));
-    Kokkos::deep_copy(wire.ints, host_ints_view(w));
-    Kokkos::deep_copy(wire.reals, host_reals_view(w));
+    const WireBatch wire = to_device(w, "baton::pipeline::overflow");
     unpack_systems(device_, wire);  // as Active: in the chain every system waits for a hand-off
   }
 }

@@ -10,21 +10,19 @@ using dynamics::BatchCapacity;
 using dynamics::SystemsBatch;
 using dynamics::SystemStatus;
 
-std::vector<int> slots_with(const std::vector<int>& statuses, SystemStatus status) {
+std::vector<int> slots_with(const SystemsBatch& batch, SystemStatus status) {
   std::vector<int> out;
-  for (std::size_t s = 0; s < statuses.size(); ++s)
-    if (statuses[s] == static_cast<int>(status))
+  const std::vector<dynamics::HostSlot>& slots = batch.host_slots();
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].status == static_cast<int>(status))
       out.push_back(static_cast<int>(s));
   return out;
 }
 
-namespace {
-
-// Records the steps of newly Finished systems as their step count for `stage`, marks them Held, and
-// counts them.
-void record_finished(Runner& r, const std::vector<int>& finished) {
+std::vector<int> take_finished(Runner& r) {
+  const std::vector<int> finished = slots_with(r.batch, SystemStatus::Finished);
   if (finished.empty())
-    return;
+    return finished;
   Kokkos::View<int*, SystemsBatch::memory_space> d_slots("baton::pipeline::finished",
                                                          finished.size());
   {
@@ -45,38 +43,29 @@ void record_finished(Runner& r, const std::vector<int>& finished) {
         stage_steps(s, stage) = steps(s);
         status(s) = static_cast<int>(SystemStatus::Held);
       });
-  auto h_steps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), steps);
-  const std::vector<int> atoms = r.batch.count_on_host();
   for (int s : finished) {
+    dynamics::HostSlot& slot = r.batch.host_slot(s);
     r.counters.systems += 1;
-    r.counters.steps += static_cast<long>(h_steps(s));
-    r.counters.atom_steps += static_cast<long>(h_steps(s)) * atoms[static_cast<std::size_t>(s)];
+    r.counters.steps += static_cast<long>(slot.steps);
+    r.counters.atom_steps += static_cast<long>(slot.steps) * slot.count;
+    slot.status = static_cast<int>(SystemStatus::Held);
   }
-}
-
-}  // namespace
-
-std::vector<int> advance(Runner& r, int steps, TimerRegistry& timers) {
-  if (r.batch.empty())
-    return {};
-  std::vector<int> status = r.batch.status_on_host();
-  if (std::find(status.begin(), status.end(), static_cast<int>(SystemStatus::Active)) !=
-      status.end()) {
-    const double t0 = TimerRegistry::now();
-    r.impl->advance(r.batch, steps);
-    Kokkos::fence();
-    const double dt = TimerRegistry::now() - t0;
-    timers.record(r.counters.name + " compute", t0, dt);
-    r.counters.compute_seconds += dt;
-    status = r.batch.status_on_host();
-  }
-  std::vector<int> finished = slots_with(status, SystemStatus::Finished);
-  record_finished(r, finished);
   return finished;
 }
 
+void advance(Runner& r, int steps, TimerRegistry& timers) {
+  if (slots_with(r.batch, SystemStatus::Active).empty())
+    return;
+  const double t0 = TimerRegistry::now();
+  r.impl->advance(r.batch, steps);
+  Kokkos::fence();  // for the timer (the next step's snapshot would wait for it anyway)
+  const double dt = TimerRegistry::now() - t0;
+  timers.record(r.counters.name + " compute", t0, dt);
+  r.counters.compute_seconds += dt;
+}
+
 int move_held(SystemsBatch& from, SystemsBatch& to, Stage* enter) {
-  const std::vector<int> held = slots_with(from.status_on_host(), SystemStatus::Held);
+  const std::vector<int> held = slots_with(from, SystemStatus::Held);
   if (held.empty())
     return 0;
   const std::vector<int> atoms = from.count_on_host();

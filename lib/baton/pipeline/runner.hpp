@@ -19,15 +19,22 @@ struct Runner {
   StageCounters counters;
 };
 
-/// Slots whose status is `status`, ascending.
-std::vector<int> slots_with(const std::vector<int>& statuses, dynamics::SystemStatus status);
+/// Slots of `batch` whose status is `status` as the host knows it (host_slots(): the step's
+/// snapshot and the host's changes since), ascending.
+std::vector<int> slots_with(const dynamics::SystemsBatch& batch, dynamics::SystemStatus status);
 
-/// Advances the runner's Active systems by up to `steps` steps (timed as "<stage> compute"), then
-/// counts the systems that finished and marks them Held. Returns their slots.
-std::vector<int> advance(Runner& r, int steps, TimerRegistry& timers);
+/// Counts the systems that the runner's last call finished (Finished in the host's view), records
+/// their steps as this stage's and marks them Held (a kernel; the host's view follows). Returns
+/// their slots.
+std::vector<int> take_finished(Runner& r);
 
-/// Moves Held systems of `from` (slot order) that fit `to` there as Active, and calls `enter` on
-/// them when a stage is given. Returns how many moved.
+/// Runs the stage's call on the runner's Active systems (as the host knows them), up to `steps`
+/// steps each, timed as "<stage> compute" (the timer waits for it). Reads nothing back: the next
+/// step's snapshot does.
+void advance(Runner& r, int steps, TimerRegistry& timers);
+
+/// Moves Held systems of `from` (slot order, as the host knows them) that fit `to` there as
+/// Active, and calls `enter` on them when a stage is given. Returns how many moved.
 int move_held(dynamics::SystemsBatch& from, dynamics::SystemsBatch& to, Stage* enter);
 
 }  // namespace baton::pipeline::detail

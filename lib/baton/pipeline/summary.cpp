@@ -12,9 +12,9 @@ namespace baton::pipeline {
 
 namespace {
 
-// Per rank: segment, wall, receive, send, wait, peak RSS, then per stage: systems, steps, atom
-// steps, compute.
-constexpr int rank_fields = 6;
+// Per rank: segment, wall, receive, send, wait, peak RSS, device-to-host reads per step (all,
+// bookkeeping), then per stage: systems, steps, atom steps, compute.
+constexpr int rank_fields = 8;
 constexpr int stage_fields = 4;
 
 double peak_rss_mb() {
@@ -37,6 +37,10 @@ RunSummary summarize(const Driver& driver, int root) {
   mine[3] = driver.timers().total("send");
   mine[4] = driver.timers().total("wait");
   mine[5] = peak_rss_mb();
+  mine[6] = driver.host_syncs_per_step();
+  mine[7] = driver.steps_taken() > 0 ? static_cast<double>(driver.host_syncs().bookkeeping) /
+                                           static_cast<double>(driver.steps_taken())
+                                     : 0.0;
   for (const StageCounters& c : driver.counters()) {
     double* f = mine.data() + rank_fields + stage_fields * c.stage;
     f[0] = static_cast<double>(c.systems);
@@ -52,8 +56,13 @@ RunSummary summarize(const Driver& driver, int root) {
   RunSummary out;
   if (comm.rank() != root)
     return out;
-  for (int r = 0; r < comm.size(); ++r)
-    out.peak_rss_mb.push_back(all(static_cast<std::size_t>(width) * r + 5));
+  for (int r = 0; r < comm.size(); ++r) {
+    const std::size_t at = static_cast<std::size_t>(width) * r;
+    out.peak_rss_mb.push_back(all(at + 5));
+    out.host_syncs_per_step_by_rank.push_back(all(at + 6));
+    out.bookkeeping_syncs_per_step_by_rank.push_back(all(at + 7));
+    out.host_syncs_per_step = std::max(out.host_syncs_per_step, all(at + 6));
+  }
   const RankPlan& plan = driver.plan();
   const std::vector<std::string> names = driver.pipeline().names();
   out.world = comm.size();
@@ -136,6 +145,21 @@ std::string format_summary(const RunSummary& s) {
     text += line;
   }
   text += "\n";
+  std::snprintf(
+      line, sizeof line,
+      "host_syncs_per_step %.2f (device-to-host reads per step, max over ranks); per rank:",
+      s.host_syncs_per_step);
+  text += line;
+  for (std::size_t r = 0; r < s.host_syncs_per_step_by_rank.size(); ++r) {
+    std::snprintf(line, sizeof line, " %.2f", s.host_syncs_per_step_by_rank[r]);
+    text += line;
+  }
+  text += " (bookkeeping:";
+  for (double b : s.bookkeeping_syncs_per_step_by_rank) {
+    std::snprintf(line, sizeof line, " %.2f", b);
+    text += line;
+  }
+  text += ")\n";
   return text;
 }
 

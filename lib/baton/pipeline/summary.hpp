@@ -43,6 +43,12 @@ struct RunSummary {
   std::vector<StageSummary> stages;
   std::vector<SegmentSummary> segments;
   std::vector<double> peak_rss_mb;  ///< per rank: the most resident memory it used so far (MB)
+  /// Per rank: device-to-host reads per step (Driver::host_syncs_per_step()), and the bookkeeping
+  /// ones alone (statuses, steps, counts, headers, flags; the rest copy systems' data out).
+  std::vector<double> host_syncs_per_step_by_rank;
+  std::vector<double> bookkeeping_syncs_per_step_by_rank;
+  /// The most over the ranks of host_syncs_per_step_by_rank: the summary's host_syncs_per_step.
+  double host_syncs_per_step = 0.0;
 };
 
 /// Collective over the driver's communicator, after run(): the summary on `root` (others get an

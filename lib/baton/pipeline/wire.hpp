@@ -15,18 +15,23 @@ using dynamics::encode_host_systems;
 using dynamics::host_ints_view;
 using dynamics::host_reals_view;
 using dynamics::HostWire;
+using dynamics::index_of;
 using dynamics::pack_systems;
 using dynamics::read_wire_header;
+using dynamics::read_wire_index;
+using dynamics::to_device;
 using dynamics::unpack_systems;
 using dynamics::wire_abort;
 using dynamics::wire_end_of_stream;
 using dynamics::wire_header_size;
+using dynamics::wire_index_size;
 using dynamics::wire_int_count;
 using dynamics::wire_magic;
 using dynamics::wire_real_count;
 using dynamics::wire_version;
 using dynamics::WireBatch;
 using dynamics::WireHeader;
+using dynamics::WireIndex;
 using dynamics::WireLayout;
 
 }  // namespace baton::pipeline

@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// The pipeline step's one device-to-host read (internal to the driver; docs/pipeline.md, "What a
+/// step reads back"). Small kernels gather into one device View what the step's decisions need
+/// from the device: per stage batch, its neighbour-list overflow and every slot's status and steps;
+/// per hand-off received, its index (header; per system: atoms, periodic axes, cell). One copy
+/// brings them to the host; the driver works from that copy (SystemsBatch::host_slots(), the
+/// messages' WireIndex) for the rest of the step.
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <cstdint>
+
+#include "baton/dynamics/systems_batch.hpp"
+#include "baton/pipeline/wire.hpp"
+
+namespace baton::pipeline::detail {
+
+class Snapshot {
+ public:
+  /// Room for `capacity` 64-bit values (batch_size() and wire_index_size() of what it may hold).
+  explicit Snapshot(std::size_t capacity);
+
+  /// Values one batch of `capacity` takes.
+  static std::size_t batch_size(dynamics::BatchCapacity capacity) {
+    return 1 + 2 * static_cast<std::size_t>(capacity.systems);
+  }
+
+  /// Starts the next snapshot (forgets what was added).
+  void clear() noexcept { used_ = 0; }
+  /// Gathers `batch`'s overflow, statuses and steps (a kernel; nothing waits). Returns where they
+  /// go, for apply().
+  std::size_t add(const dynamics::SystemsBatch& batch);
+  /// Gathers the index of `wire`, for up to `max_systems` systems (a kernel; nothing waits).
+  /// Returns where it goes, for index().
+  std::size_t add(const WireBatch& wire, int max_systems);
+  /// Copies what was added to the host: the step's one read (counted by dynamics::host_syncs()).
+  void take();
+
+  /// After take(): `batch`'s statuses and steps into its host slots, its overflow noted
+  /// (SystemsBatch::note_list_overflow()). `batch` must hold what it held at add().
+  void apply(dynamics::SystemsBatch& batch, std::size_t at) const;
+  /// After take(): the index of the wire added at `at` (checked: throws when it is malformed).
+  WireIndex index(const WireBatch& wire, int max_systems, std::size_t at) const;
+
+ private:
+  std::size_t reserve(std::size_t n);
+
+  Kokkos::View<std::int64_t*, dynamics::SystemsBatch::memory_space> device_;
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_;
+  std::size_t used_ = 0;
+};
+
+}  // namespace baton::pipeline::detail

@@ -195,8 +195,10 @@ void Driver::setup(SystemSource& source) {
       r.batch.defer_list_overflow(true);  // read with the snapshot, not by the stage's calls
       snapshot_size += detail::Snapshot::batch_size(r.batch.capacity());
     }
-    for (const detail::UpLink& u : m.up)
+    for (detail::UpLink& u : m.up) {
       snapshot_size += wire_index_size(static_cast<int>(u.share_systems));
+      detail::allocate_handoff_buffers(u, k);
+    }
     m.snapshot.emplace(snapshot_size);
   });
   const detail::LinkContext c = context(mode_into(seg.first_stage));

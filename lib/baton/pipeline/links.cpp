@@ -41,9 +41,24 @@ void send_credit(const LinkContext& c, int rank, std::int64_t systems, std::int6
 
 }  // namespace
 
+void allocate_handoff_buffers(UpLink& u, int stages) {
+  const std::size_t ints = dynamics::wire_int_count(u.share_systems, u.share_atoms, stages);
+  const std::size_t reals = dynamics::wire_real_count(u.share_systems, u.share_atoms);
+  for (int b = 0; b < 2; ++b) {
+    u.int_buffers.push_back(
+        IntView(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::pipeline::handoff"), ints));
+    u.real_buffers.push_back(RealView(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::pipeline::handoff"), reals));
+  }
+}
+
 void post_handoff(const LinkContext& c, UpLink& u) {
-  u.ints.emplace(irecv_view<IntView>(c.comm, u.rank, data_tag));
-  u.reals.emplace(irecv_view<RealView>(c.comm, u.rank, data_tag));
+  const std::size_t b = u.next_buffers;
+  u.next_buffers = 1 - b;
+  // Two receives on one channel from one rank: MPI matches the integers, sent first, to the
+  // first.
+  u.ints.emplace(irecv_upto(c.comm, u.int_buffers.at(b), u.rank, data_tag));
+  u.reals.emplace(irecv_upto(c.comm, u.real_buffers.at(b), u.rank, data_tag));
 }
 
 WireBatch receive_handoff(const LinkContext& c, UpLink& u) {
@@ -54,15 +69,16 @@ WireBatch receive_handoff(const LinkContext& c, UpLink& u) {
       probe(c.comm, u.rank, data_tag);
     }
     auto t = c.timers.scope("receive");
-    wire.ints = recv_view<IntView>(c.comm, u.rank, data_tag);
-    wire.reals = recv_view<RealView>(c.comm, u.rank, data_tag);
+    post_handoff(c, u);
+    wire.ints = u.ints->wait();
+    wire.reals = u.reals->wait();
   } else {
     auto t = c.timers.scope("wait");
     wire.ints = u.ints->wait();
     wire.reals = u.reals->wait();
-    u.ints.reset();
-    u.reals.reset();
   }
+  u.ints.reset();
+  u.reals.reset();
   u.received_step = c.step;
   return wire;
 }

@@ -62,10 +62,15 @@ struct UpLink {
   std::int64_t share_atoms = 0;
   std::int64_t outstanding_systems = 0;  ///< granted, not yet received
   std::int64_t outstanding_atoms = 0;
-  long received_step = 0;                       ///< the last step whose hand-off was received
-  long credited_step = 0;                       ///< the last step whose credit was sent
-  std::optional<ViewRecvHandle<IntView>> ints;  ///< posted receives (async modes)
-  std::optional<ViewRecvHandle<RealView>> reals;
+  long received_step = 0;  ///< the last step whose hand-off was received
+  long credited_step = 0;  ///< the last step whose credit was sent
+  /// Where hand-offs land: two pairs of buffers, each as large as the link's share can make a
+  /// hand-off, used in turn (a hand-off is unpacked while the next one is already posted).
+  std::vector<IntView> int_buffers;
+  std::vector<RealView> real_buffers;
+  std::size_t next_buffers = 0;
+  std::optional<PostedRecvHandle<IntView>> ints;  ///< the posted receives of the next hand-off
+  std::optional<PostedRecvHandle<RealView>> reals;
 
   UpLink(int from, std::int64_t systems, std::int64_t atoms)
       : rank(from),
@@ -96,7 +101,11 @@ struct DownLink {
   }
 };
 
-/// Posts the receives of the next hand-off (async modes).
+/// Allocates the link's hand-off buffers (`stages`: stage counters per system on the wire).
+void allocate_handoff_buffers(UpLink& u, int stages);
+/// Posts the receives of the next hand-off: real receives (MPI_Irecv) into the next pair of
+/// buffers, bounded by the link's share (async modes: at once after the previous hand-off, so the
+/// transfer overlaps the step's compute; sync: when the step receives).
 void post_handoff(const LinkContext& c, UpLink& u);
 /// Receives this step's hand-off on `u` (the messages only: its header is read with the step's
 /// other bookkeeping, then given to accept_handoff()).

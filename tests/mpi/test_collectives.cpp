@@ -194,6 +194,7 @@ TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's sh
 TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothing hangs") {
   // Checked mode on purpose: unchecked, these mismatches would be undefined behaviour (hangs).
   baton::Communicator comm = comm_with(baton::ViewPath::automatic, true);
+  baton::Communicator unchecked = comm_with(baton::ViewPath::automatic, false);
   const int me = comm.rank();
   // Local problem on one rank: its recv View is too small.
   Kokkos::View<double*> send("send", 4);
@@ -219,7 +220,6 @@ TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothin
     CHECK_THROWS_WITH_AS(baton::broadcast(comm, send, root),
                          doctest::Contains("rank 0 float64[4] root 0; rank 1 float64[4] root 1"),
                          baton::Error);
-    baton::Communicator unchecked = comm_with(baton::ViewPath::automatic, false);
     CHECK_THROWS_WITH_AS(baton::gatherv(unchecked, rows, root),
                          doctest::Contains("rank 0 int32[2,2] root 0; rank 1 int32[2,3] root 1"),
                          baton::Error);
@@ -228,6 +228,17 @@ TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothin
                          doctest::Contains("baton::gatherv: ranks passed rows of different shapes"),
                          baton::Error);
   }
+  // A root out of range on rank 0 only: checked broadcast and gatherv still throw on every rank.
+  const int bad_root = me == 0 ? comm.size() : 0;
+  const std::string out_of_range = "root " + std::to_string(comm.size()) +
+                                   " is out of range for a communicator of " +
+                                   std::to_string(comm.size()) + " ranks";
+  CHECK_THROWS_WITH_AS(baton::broadcast(comm, send, bad_root),
+                       doctest::Contains(out_of_range.c_str()), baton::Error);
+  Kokkos::View<int**> one_row("one_row", 1, 2);
+  CHECK_THROWS_WITH_AS(baton::gatherv(unchecked, one_row, bad_root),
+                       doctest::Contains(comm.size() == 1 ? "out of range" : "different shapes"),
+                       baton::Error);
   Kokkos::View<double*> odd("odd", 2 * comm.size() + 1);
   if (comm.size() > 1) {
     CHECK_THROWS_WITH_AS(baton::reduce_scatter(comm, odd, baton::ReduceOp::sum),

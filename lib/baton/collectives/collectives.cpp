@@ -106,6 +106,11 @@ void check_rows(const std::int64_t* all, std::size_t ranks, const char* operatio
   throw Error(text);
 }
 
+std::string root_problem(const Communicator& comm, int root) {
+  return "root " + std::to_string(root) + " is out of range for a communicator of " +
+         std::to_string(comm.size()) + " ranks";
+}
+
 void throw_on_rank(const Communicator& comm, const char* operation, const std::string& what) {
   throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) +
               ")");

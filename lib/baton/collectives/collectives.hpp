@@ -101,6 +101,9 @@ void agree_or_throw(const Communicator& comm, const V& v, const char* operation,
   }
 }
 
+/// Why `root` is not a rank of comm (for agree()).
+std::string root_problem(const Communicator& comm, int root);
+
 /// n as an MPI count; throws (on this rank) when it exceeds INT_MAX.
 inline int checked_count(std::size_t n, const Communicator& comm, const char* operation) {
   if (n > static_cast<std::size_t>(INT_MAX))
@@ -368,9 +371,11 @@ template <class V>
 detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root) {
   static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::gatherv";
-  check_rank(comm, root, op_name);
+  if (comm.is_null())
+    check_rank(comm, root, op_name);  // throws: no communicator to exchange shapes on
   detail::Layout parts(static_cast<std::size_t>(comm.size()));
   detail::gather_layout(comm, send, op_name, parts, root);
+  check_rank(comm, root, op_name);  // every rank passed this root: all throw or none
   const bool is_root = comm.rank() == root;
   auto result = detail::allocate_rows(send, is_root ? parts.total_rows : 0, "baton::gatherv");
   detail::MpiBuffer<V> in(comm, send, true);
@@ -458,9 +463,13 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
 template <class V>
 void broadcast(const Communicator& comm, const V& v, int root) {
   constexpr const char* op_name = "baton::broadcast";
-  check_rank(comm, root, op_name);
-  if (comm.collective_checks())
-    detail::agree(comm, detail::signature_of(v, 0, root), op_name);
+  if (comm.collective_checks() && !comm.is_null()) {
+    // A root out of range on some ranks only is an error on every rank, like a mismatched shape.
+    const bool root_ok = root >= 0 && root < comm.size();
+    detail::agree(comm, detail::signature_of(v, 0, root), op_name,
+                  root_ok ? std::string() : detail::root_problem(comm, root));
+  }
+  check_rank(comm, root, op_name);  // with checks on, every rank passed this root
   const int count = detail::checked_count(v.size(), comm, op_name);
   const bool is_root = comm.rank() == root;
   detail::MpiBuffer<V> buffer(comm, v, is_root);

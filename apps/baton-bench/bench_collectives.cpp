@@ -1,9 +1,14 @@
 // Collectives on Views of doubles, 1 to 10^6 elements, beside the same MPI calls on the same Views.
+//
+// Rows without a suffix use the process default of collective checks (off in a Release build of
+// Baton, on in a Debug build; BATON_CHECK_COLLECTIVES overrides it); `_checked` rows switch the
+// checks on, and in a build whose default is on, `_unchecked` rows switch them off.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
 #include <baton/collectives/collectives.hpp>
 #include <baton/runtime/error.hpp>
+#include <cstdio>
 #include <vector>
 
 #include "measure.hpp"
@@ -11,6 +16,14 @@
 namespace bench {
 
 void run_collectives(const baton::Communicator& comm, const Settings& settings) {
+  const baton::CollectiveChecksDefault checks = baton::collective_checks_default();
+  if (comm.rank() == 0 && !settings.json) {
+    std::printf("# collectives: checks %s by default (decided by %s)\n", checks.on ? "on" : "off",
+                checks.decided_by);
+    std::fflush(stdout);
+  }
+  baton::Communicator checked = comm.duplicate();
+  checked.set_collective_checks(true);
   baton::Communicator unchecked = comm.duplicate();
   unchecked.set_collective_checks(false);
   const MPI_Comm raw = comm.raw();
@@ -21,24 +34,43 @@ void run_collectives(const baton::Communicator& comm, const Settings& settings) 
     const int count = static_cast<int>(n);
     Kokkos::View<double*> send("send", n), recv("recv", n);
     Kokkos::deep_copy(send, 1.0 + comm.rank());
-    auto mpi_allreduce = [&] {
-      baton::check_mpi(MPI_Allreduce(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, raw),
-                       "MPI_Allreduce", raw);
+    // One Baton call on the default communicator, then with checks on (and off, when on by
+    // default).
+    auto rows = [&](const char* op, const auto& baton_call, const auto& mpi_call,
+                    bool has_checks = true) {
+      print(comm, settings,
+            compare(
+                comm, settings, op, bytes, [&] { baton_call(comm); }, mpi_call));
+      if (!has_checks)
+        return;
+      print(comm, settings,
+            compare(
+                comm, settings, std::string(op) + "_checked", bytes, [&] { baton_call(checked); },
+                mpi_call));
+      if (checks.on) {
+        print(comm, settings,
+              compare(
+                  comm, settings, std::string(op) + "_unchecked", bytes,
+                  [&] { baton_call(unchecked); }, mpi_call));
+      }
     };
-    print(comm, settings,
-          compare(
-              comm, settings, "all_reduce", bytes,
-              [&] { baton::all_reduce(comm, send, recv, baton::ReduceOp::sum); }, mpi_allreduce));
-    print(comm, settings,
-          compare(
-              comm, settings, "all_reduce_unchecked", bytes,
-              [&] { baton::all_reduce(unchecked, send, recv, baton::ReduceOp::sum); },
-              mpi_allreduce));
 
-    // all_gatherv discovers the counts; so does the raw version (MPI_Allgather of the count).
+    rows(
+        "all_reduce",
+        [&](const baton::Communicator& c) {
+          baton::all_reduce(c, send, recv, baton::ReduceOp::sum);
+        },
+        [&] {
+          baton::check_mpi(MPI_Allreduce(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, raw),
+                           "MPI_Allreduce", raw);
+        });
+
+    // all_gatherv discovers the row counts and returns a new View. Its raw peer does what an MPI
+    // user who does not know the counts must do: MPI_Allgather of the count, offsets, allocate the
+    // result (a Kokkos View, not initialised), MPI_Allgatherv. The `_vs_prealloc` row compares the
+    // same Baton call with the count exchange and MPI_Allgatherv into a View allocated once.
     std::vector<int> counts(comm.size()), offsets(comm.size());
-    Kokkos::View<double*> gathered("gathered", n * comm.size());
-    auto mpi_gatherv = [&] {
+    auto exchange_counts = [&] {
       baton::check_mpi(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, raw),
                        "MPI_Allgather", raw);
       int total = 0;
@@ -46,26 +78,38 @@ void run_collectives(const baton::Communicator& comm, const Settings& settings) 
         offsets[r] = total;
         total += counts[r];
       }
-      baton::check_mpi(MPI_Allgatherv(send.data(), count, MPI_DOUBLE, gathered.data(),
-                                      counts.data(), offsets.data(), MPI_DOUBLE, raw),
+      return total;
+    };
+    auto mpi_gatherv_into = [&](double* out) {
+      baton::check_mpi(MPI_Allgatherv(send.data(), count, MPI_DOUBLE, out, counts.data(),
+                                      offsets.data(), MPI_DOUBLE, raw),
                        "MPI_Allgatherv", raw);
     };
+    rows(
+        "all_gatherv", [&](const baton::Communicator& c) { baton::all_gatherv(c, send); },
+        [&] {
+          const int total = exchange_counts();
+          Kokkos::View<double*> gathered(
+              Kokkos::view_alloc(Kokkos::WithoutInitializing, "gathered"),
+              static_cast<std::size_t>(total));
+          mpi_gatherv_into(gathered.data());
+        },
+        false);  // all_gatherv checks the shapes always
+    Kokkos::View<double*> preallocated("preallocated", n * comm.size());
     print(comm, settings,
           compare(
-              comm, settings, "all_gatherv", bytes, [&] { baton::all_gatherv(comm, send); },
-              mpi_gatherv));
+              comm, settings, "all_gatherv_vs_prealloc", bytes,
+              [&] { baton::all_gatherv(comm, send); },
+              [&] {
+                exchange_counts();
+                mpi_gatherv_into(preallocated.data());
+              }));
 
-    auto mpi_bcast = [&] {
-      baton::check_mpi(MPI_Bcast(send.data(), count, MPI_DOUBLE, 0, raw), "MPI_Bcast", raw);
-    };
-    print(comm, settings,
-          compare(
-              comm, settings, "broadcast", bytes, [&] { baton::broadcast(comm, send, 0); },
-              mpi_bcast));
-    print(comm, settings,
-          compare(
-              comm, settings, "broadcast_unchecked", bytes,
-              [&] { baton::broadcast(unchecked, send, 0); }, mpi_bcast));
+    rows(
+        "broadcast", [&](const baton::Communicator& c) { baton::broadcast(c, send, 0); },
+        [&] {
+          baton::check_mpi(MPI_Bcast(send.data(), count, MPI_DOUBLE, 0, raw), "MPI_Bcast", raw);
+        });
   }
 }
 

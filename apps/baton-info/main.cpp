@@ -58,6 +58,9 @@ int run(const baton::Runtime& runtime) {
               KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
               Kokkos::DefaultExecutionSpace::name(), backend.empty() ? "none" : backend.c_str());
   std::printf("GPU-aware: %s (decided by %s)\n", gpu.aware ? "yes" : "no", gpu.decided_by.c_str());
+  const baton::CollectiveChecksDefault checks = baton::collective_checks_default();
+  std::printf("Checks:    collective shape checks %s (decided by %s)\n", checks.on ? "on" : "off",
+              checks.decided_by);
   std::printf("\n%5s  %-24s  %9s  %6s\n", "rank", "node", "node-rank", "device");
   for (std::size_t r = 0; r < all.size(); ++r) {
     const std::string device = all[r].device_id >= 0 ? std::to_string(all[r].device_id) : "-";

@@ -6,9 +6,12 @@
 # (default 0) and the output matches EXPECT_OUTPUT and not REJECT_OUTPUT (BatonCheckRun.cmake runs
 # it): CTest's pass regex property alone would ignore the exit code. Regexes must not contain ';'.
 # Sets PROCESSORS to N (so `ctest -j` does not overload the machine), adds --oversubscribe for
-# Open MPI (more ranks than cores), allows Open MPI to run as root (containers, CI), and sets
+# Open MPI (more ranks than cores), allows Open MPI to run as root (containers, CI), sets
 # BATON_EXPECT_RANKS=N so that the test can fail when the launcher started N one-rank jobs
-# instead of one N-rank job (a launcher from another MPI does exactly that).
+# instead of one N-rank job (a launcher from another MPI does exactly that), and sets
+# BATON_CHECK_COLLECTIVES=1: collective shape checks on in every build type, so that a mismatched
+# collective fails the test with an error instead of hanging until the timeout (append
+# BATON_CHECK_COLLECTIVES=0 to the test's ENVIRONMENT to run it unchecked).
 function(baton_add_mpi_test)
   cmake_parse_arguments(ARG "" "NAME;TARGET;TIMEOUT;EXPECT_OUTPUT;REJECT_OUTPUT;EXIT_CODE"
                         "RANKS;ARGS;LABELS" ${ARGN})
@@ -44,7 +47,8 @@ function(baton_add_mpi_test)
              COMMAND ${_check} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_n} ${_flags}
                      ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${ARG_TARGET}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
     set_tests_properties(${_test} PROPERTIES PROCESSORS ${_n} TIMEOUT ${ARG_TIMEOUT}
-                         LABELS "mpi;${ARG_LABELS}" ENVIRONMENT "${_env};BATON_EXPECT_RANKS=${_n}")
+                         LABELS "mpi;${ARG_LABELS}"
+                         ENVIRONMENT "${_env};BATON_EXPECT_RANKS=${_n};BATON_CHECK_COLLECTIVES=1")
   endforeach()
 endfunction()
 

@@ -3,7 +3,9 @@
 #include <Kokkos_Core.hpp>
 #include <baton/collectives/collectives.hpp>
 #include <baton/runtime/error.hpp>
+#include <climits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mpi_doctest.hpp"
@@ -19,6 +21,8 @@ baton::Communicator comm_with(baton::ViewPath path, bool checks = true) {
 }
 
 const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
+// Checked and unchecked mode, whatever the process default (see test_communicator for that).
+const bool check_modes[] = {true, false};
 
 using baton::test::count_wrong;
 using baton::test::fill;
@@ -27,7 +31,7 @@ using baton::test::fill;
 
 TEST_CASE("all_reduce: sum, prod, max, min, in place and out of place, any layout") {
   for (auto path : paths) {
-    for (bool checks : {true, false}) {
+    for (bool checks : check_modes) {
       CAPTURE(static_cast<int>(path));
       CAPTURE(checks);
       baton::Communicator comm = comm_with(path, checks);
@@ -83,9 +87,11 @@ TEST_CASE("average divides by the size of the communicator it is given") {
 }
 
 TEST_CASE("all_gather, all_gatherv, gather and gatherv concatenate rows by rank") {
-  for (auto path : paths) {
+  for (auto [path, checks] : {std::pair{paths[0], true}, std::pair{paths[0], false},
+                              std::pair{paths[1], true}, std::pair{paths[1], false}}) {
     CAPTURE(static_cast<int>(path));
-    baton::Communicator comm = comm_with(path);
+    CAPTURE(checks);
+    baton::Communicator comm = comm_with(path, checks);
     const int n = comm.size();
     const int me = comm.rank();
     auto value = [](int rank, std::size_t i, std::size_t j) { return rank * 100.0 + i * 10.0 + j; };
@@ -130,38 +136,44 @@ TEST_CASE("all_gather, all_gatherv, gather and gatherv concatenate rows by rank"
 }
 
 TEST_CASE("reduce_scatter and reduce_scatter_v give each rank its block of the sum") {
-  baton::Communicator comm = baton::test::world().duplicate();
-  const int n = comm.size();
-  const int me = comm.rank();
-  Kokkos::View<int**> send("send", 2 * n, 2);
-  fill(send, [&](std::size_t i, std::size_t j) { return int(me + i * 2 + j); });
-  auto block = baton::reduce_scatter(comm, send, baton::ReduceOp::sum);
-  REQUIRE(block.extent(0) == 2);
-  const int rank_sum = n * (n - 1) / 2;
-  CHECK(count_wrong(block, [&](std::size_t i, std::size_t j) {
-          return int(rank_sum + n * ((2 * me + i) * 2 + j));
-        }) == 0);
+  for (bool checks : check_modes) {
+    CAPTURE(checks);
+    baton::Communicator comm = comm_with(baton::ViewPath::automatic, checks);
+    const int n = comm.size();
+    const int me = comm.rank();
+    Kokkos::View<int**> send("send", 2 * n, 2);
+    fill(send, [&](std::size_t i, std::size_t j) { return int(me + i * 2 + j); });
+    auto block = baton::reduce_scatter(comm, send, baton::ReduceOp::sum);
+    REQUIRE(block.extent(0) == 2);
+    const int rank_sum = n * (n - 1) / 2;
+    CHECK(count_wrong(block, [&](std::size_t i, std::size_t j) {
+            return int(rank_sum + n * ((2 * me + i) * 2 + j));
+          }) == 0);
 
-  std::vector<std::size_t> rows(n);
-  std::size_t total = 0, before = 0;
-  for (int r = 0; r < n; ++r) {
-    rows[r] = r + 1;
-    total += rows[r];
-    if (r < me)
-      before += rows[r];
+    std::vector<std::size_t> rows(n);
+    std::size_t total = 0, before = 0;
+    for (int r = 0; r < n; ++r) {
+      rows[r] = r + 1;
+      total += rows[r];
+      if (r < me)
+        before += rows[r];
+    }
+    Kokkos::View<int**> uneven("uneven", total, 2);
+    fill(uneven, [&](std::size_t i, std::size_t j) { return int(me + i * 2 + j); });
+    auto mine = baton::reduce_scatter_v(comm, uneven, rows, baton::ReduceOp::sum);
+    REQUIRE(mine.extent(0) == rows[me]);
+    CHECK(count_wrong(mine, [&](std::size_t i, std::size_t j) {
+            return int(rank_sum + n * ((before + i) * 2 + j));
+          }) == 0);
   }
-  Kokkos::View<int**> uneven("uneven", total, 2);
-  fill(uneven, [&](std::size_t i, std::size_t j) { return int(me + i * 2 + j); });
-  auto mine = baton::reduce_scatter_v(comm, uneven, rows, baton::ReduceOp::sum);
-  REQUIRE(mine.extent(0) == rows[me]);
-  CHECK(count_wrong(mine, [&](std::size_t i, std::size_t j) {
-          return int(rank_sum + n * ((before + i) * 2 + j));
-        }) == 0);
 }
 
 TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's shape") {
-  for (auto path : paths) {
-    baton::Communicator comm = comm_with(path);
+  for (auto [path, checks] : {std::pair{paths[0], true}, std::pair{paths[0], false},
+                              std::pair{paths[1], true}, std::pair{paths[1], false}}) {
+    CAPTURE(static_cast<int>(path));
+    CAPTURE(checks);
+    baton::Communicator comm = comm_with(path, checks);
     const int root = comm.size() - 1;
     Kokkos::View<double**> v("v", 2, 5);
     if (comm.rank() == root)
@@ -180,7 +192,9 @@ TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's sh
 }
 
 TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothing hangs") {
-  baton::Communicator comm = baton::test::world().duplicate();
+  // Checked mode on purpose: unchecked, these mismatches would be undefined behaviour (hangs).
+  baton::Communicator comm = comm_with(baton::ViewPath::automatic, true);
+  baton::Communicator unchecked = comm_with(baton::ViewPath::automatic, false);
   const int me = comm.rank();
   // Local problem on one rank: its recv View is too small.
   Kokkos::View<double*> send("send", 4);
@@ -201,7 +215,30 @@ TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothin
                          baton::Error);
     CHECK_THROWS_WITH_AS(baton::broadcast(comm, uneven, 0), doctest::Contains("rank 1 float64[5]"),
                          baton::Error);
+    // Different roots: checked by broadcast in checked mode, by gatherv always.
+    const int root = me == 0 ? 0 : 1;
+    CHECK_THROWS_WITH_AS(baton::broadcast(comm, send, root),
+                         doctest::Contains("rank 0 float64[4] root 0; rank 1 float64[4] root 1"),
+                         baton::Error);
+    CHECK_THROWS_WITH_AS(baton::gatherv(unchecked, rows, root),
+                         doctest::Contains("rank 0 int32[2,2] root 0; rank 1 int32[2,3] root 1"),
+                         baton::Error);
+    Kokkos::View<int**> same_rows("same_rows", 1 + me, 2);
+    CHECK_THROWS_WITH_AS(baton::gatherv(unchecked, same_rows, root),
+                         doctest::Contains("baton::gatherv: ranks passed rows of different shapes"),
+                         baton::Error);
   }
+  // A root out of range on rank 0 only: checked broadcast and gatherv still throw on every rank.
+  const int bad_root = me == 0 ? comm.size() : 0;
+  const std::string out_of_range = "root " + std::to_string(comm.size()) +
+                                   " is out of range for a communicator of " +
+                                   std::to_string(comm.size()) + " ranks";
+  CHECK_THROWS_WITH_AS(baton::broadcast(comm, send, bad_root),
+                       doctest::Contains(out_of_range.c_str()), baton::Error);
+  Kokkos::View<int**> one_row("one_row", 1, 2);
+  CHECK_THROWS_WITH_AS(baton::gatherv(unchecked, one_row, bad_root),
+                       doctest::Contains(comm.size() == 1 ? "out of range" : "different shapes"),
+                       baton::Error);
   Kokkos::View<double*> odd("odd", 2 * comm.size() + 1);
   if (comm.size() > 1) {
     CHECK_THROWS_WITH_AS(baton::reduce_scatter(comm, odd, baton::ReduceOp::sum),
@@ -210,4 +247,32 @@ TEST_CASE("mismatched shapes are the same baton::Error on every rank, and nothin
   CHECK_THROWS_WITH_AS(baton::gatherv(comm, odd, comm.size()), doctest::Contains("out of range"),
                        baton::Error);
   baton::barrier(comm);
+}
+
+TEST_CASE(
+    "unchecked mode: every rank checks its own arguments, and alike ones throw on every rank") {
+  for (bool checks : check_modes) {
+    CAPTURE(checks);
+    baton::Communicator comm = comm_with(baton::ViewPath::automatic, checks);
+    // A recv View too small on every rank.
+    Kokkos::View<double*> send("send", 4), recv("recv", 3);
+    CHECK_THROWS_WITH_AS(baton::all_reduce(comm, send, recv, baton::ReduceOp::sum),
+                         doctest::Contains("send float64[4] (right) and recv float64[3] (right) "
+                                           "differ"),
+                         baton::Error);
+    // A root out of range everywhere.
+    CHECK_THROWS_WITH_AS(baton::broadcast(comm, send, comm.size()),
+                         doctest::Contains("out of range"), baton::Error);
+    // More than INT_MAX elements (an unmanaged View: nothing is allocated, nothing is read).
+    char byte = 0;
+    Kokkos::View<char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> huge(
+        &byte, std::size_t(INT_MAX) + 1);
+    CHECK_THROWS_WITH_AS(baton::all_reduce(comm, huge, baton::ReduceOp::max),
+                         doctest::Contains("2147483648 elements exceed INT_MAX"), baton::Error);
+    CHECK_THROWS_WITH_AS(baton::broadcast(comm, huge, 0),
+                         doctest::Contains("2147483648 elements exceed INT_MAX"), baton::Error);
+    // The communicator is still in step.
+    baton::all_reduce(comm, send, baton::ReduceOp::sum);
+    baton::barrier(comm);
+  }
 }

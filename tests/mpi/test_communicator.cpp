@@ -2,6 +2,8 @@
 
 #include <baton/comm/communicator.hpp>
 #include <baton/runtime/error.hpp>
+#include <cstdlib>
+#include <string>
 
 #include "mpi_doctest.hpp"
 
@@ -105,4 +107,24 @@ TEST_CASE("moving a communicator transfers ownership") {
   c = std::move(b);
   CHECK(c.raw() == raw);
   CHECK(b.is_null());  // NOLINT(bugprone-use-after-move)
+}
+
+TEST_CASE("the collective checks default follows BATON_CHECK_COLLECTIVES, then the build type") {
+  // This test is compiled with the library's flags: NDEBUG here is NDEBUG there.
+#ifdef NDEBUG
+  const bool debug_build = false;
+#else
+  const bool debug_build = true;
+#endif
+  CHECK(baton::library_debug_build() == debug_build);
+  const char* env = std::getenv("BATON_CHECK_COLLECTIVES");
+  const baton::CollectiveChecksDefault expected = baton::decide_collective_checks(env, debug_build);
+  CHECK(baton::collective_checks_default().on == expected.on);
+  CHECK(std::string(baton::collective_checks_default().decided_by) == expected.decided_by);
+  baton::Communicator copy = baton::test::world().duplicate();
+  CHECK(copy.collective_checks() == expected.on);
+  copy.set_collective_checks(!expected.on);
+  CHECK(copy.collective_checks() == !expected.on);
+  // Per communicator: a duplicate starts from the process default, not from its parent.
+  CHECK(copy.duplicate().collective_checks() == expected.on);
 }

@@ -1,6 +1,7 @@
 // Pure logic of the runtime: no MPI calls.
 #include <doctest/doctest.h>
 
+#include <baton/comm/communicator.hpp>
 #include <baton/runtime/device.hpp>
 #include <baton/runtime/error.hpp>
 #include <baton/runtime/gpu_aware.hpp>
@@ -69,4 +70,31 @@ TEST_CASE("baton::Error keeps its message and MPI code") {
   CHECK(std::string(plain.what()) == "bad tag 7");
   CHECK(plain.mpi_error_code() == MPI_SUCCESS);
   CHECK(plain.mpi_error_class() == MPI_SUCCESS);
+}
+
+TEST_CASE("collective checks: BATON_CHECK_COLLECTIVES decides, else the build type") {
+  SUBCASE("unset or empty: on in a Debug build, off in a Release build") {
+    CHECK(baton::decide_collective_checks(nullptr, true).on);
+    CHECK_FALSE(baton::decide_collective_checks(nullptr, false).on);
+    CHECK(baton::decide_collective_checks("", true).on);
+    CHECK_FALSE(baton::decide_collective_checks("", false).on);
+    CHECK(std::string(baton::decide_collective_checks(nullptr, false).decided_by) ==
+          "a Release build of Baton (NDEBUG defined)");
+    CHECK(std::string(baton::decide_collective_checks("", true).decided_by) ==
+          "a Debug build of Baton (NDEBUG not defined)");
+  }
+  SUBCASE("0 turns them off anywhere") {
+    CHECK_FALSE(baton::decide_collective_checks("0", true).on);
+    CHECK_FALSE(baton::decide_collective_checks("0", false).on);
+    CHECK(std::string(baton::decide_collective_checks("0", true).decided_by) ==
+          "BATON_CHECK_COLLECTIVES=0");
+  }
+  SUBCASE("1, or any other value, turns them on anywhere") {
+    CHECK(baton::decide_collective_checks("1", false).on);
+    CHECK(baton::decide_collective_checks("1", true).on);
+    CHECK(baton::decide_collective_checks("yes", false).on);
+    CHECK(baton::decide_collective_checks("00", false).on);
+    CHECK(std::string(baton::decide_collective_checks("1", false).decided_by) ==
+          "BATON_CHECK_COLLECTIVES (set, not 0)");
+  }
 }

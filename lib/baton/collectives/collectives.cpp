@@ -1,5 +1,6 @@
 #include "baton/collectives/collectives.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -84,24 +85,41 @@ void agree(const Communicator& comm, const ShapeSignature& mine, const char* ope
   throw Error(text);
 }
 
-std::vector<std::size_t> rows_from(const std::vector<ShapeSignature>& all, const char* operation) {
-  std::vector<std::size_t> rows(all.size());
+void check_rows(const std::int64_t* all, std::size_t ranks, const char* operation) {
+  constexpr int n = ShapeSignature::fields;
   bool same = true;
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    rows[r] = static_cast<std::size_t>(all[r].values[2]);
-    for (int i = 0; i < ShapeSignature::fields; ++i) {
-      if (i != 2 && all[r].values[i] != all[0].values[i])
+  for (std::size_t r = 1; r < ranks && same; ++r) {
+    for (int i = 0; i < n; ++i) {
+      if (i != 2 && all[r * n + i] != all[i])
         same = false;
     }
   }
   if (same)
-    return rows;
+    return;
   std::string text = std::string(operation) + ": ranks passed rows of different shapes:";
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    text +=
-        " rank " + std::to_string(r) + " " + all[r].describe() + (r + 1 < all.size() ? ";" : "");
+  for (std::size_t r = 0; r < ranks; ++r) {
+    ShapeSignature s;
+    for (int i = 0; i < n; ++i)
+      s.values[i] = all[r * n + i];
+    text += " rank " + std::to_string(r) + " " + s.describe() + (r + 1 < ranks ? ";" : "");
   }
   throw Error(text);
+}
+
+std::string root_problem(const Communicator& comm, int root) {
+  return "root " + std::to_string(root) + " is out of range for a communicator of " +
+         std::to_string(comm.size()) + " ranks";
+}
+
+void throw_on_rank(const Communicator& comm, const char* operation, const std::string& what) {
+  throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) +
+              ")");
+}
+
+void throw_count_too_large(const Communicator& comm, const char* operation, std::size_t n) {
+  throw_on_rank(comm, operation,
+                std::to_string(n) +
+                    " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank");
 }
 
 std::string ShapeSignature::describe() const {
@@ -114,6 +132,8 @@ std::string ShapeSignature::describe() const {
   text = text.substr(0, text.rfind(' '));  // without the layout
   if (values[10] != 0)
     text += " #" + std::to_string(values[10] & 0xffff);  // e.g. the counts' hash
+  if (values[11] >= 0)
+    text += " root " + std::to_string(values[11]);
   return text;
 }
 

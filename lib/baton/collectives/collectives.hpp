@@ -7,10 +7,27 @@
 /// Rows: the gathers concatenate along the first extent ("rows"); the other extents of every rank
 /// must agree. Results are LayoutRight Views in the memory space of the input.
 ///
-/// Shape checks: with comm.collective_checks() on (the default), ranks first agree on shapes with
-/// one small extra collective, and a mismatch throws the same baton::Error on every rank, naming
-/// each rank's shape. all_gatherv, gatherv and broadcast_view always check. With checks off, the
-/// call goes straight to MPI and mismatched shapes are the caller's undefined behaviour.
+/// Checked and unchecked mode (comm.collective_checks(), per communicator):
+/// - Checked: before moving data, the ranks agree on every rank's shape, value type and root, and
+///   on whether any rank found a problem with its own arguments, with one small extra collective
+///   (an MPI_Allreduce of 25 int64). A mismatch or a problem throws the same baton::Error on every
+///   rank, naming each rank's shape, and the communicator stays usable.
+/// - Unchecked: the call goes straight to MPI. Every rank still checks its own arguments (a root
+///   out of range, a count past INT_MAX, a recv View that cannot hold the result, rows that do not
+///   split evenly) and throws alone. Those local checks give the same answer on every rank whenever
+///   the ranks agree on the call (the same shapes, value types, roots and row counts), which is
+///   exactly what checked mode verifies; a call on which the ranks disagree is the caller's
+///   undefined behaviour, as in MPI: wrong results, an MPI error, or a hang. Run tests and CI with
+///   checks on.
+/// all_gatherv, gatherv and broadcast_view check always: they exchange shapes anyway.
+///
+/// The default, decided once per process (baton::collective_checks_default()):
+/// BATON_CHECK_COLLECTIVES=0 turns the checks off and any other non-empty value (e.g. 1) turns
+/// them on; unset, they are on when Baton's library was compiled without NDEBUG (a Debug build)
+/// and off when it was compiled with NDEBUG (Release, RelWithDebInfo, MinSizeRel). That is decided
+/// in the library's communicator.cpp, so the flags of the program including this header do not
+/// matter. Communicator::set_collective_checks() changes one communicator.
+///
 /// Counts are limited to INT_MAX elements per rank (MPI 3.1).
 
 #include <mpi.h>
@@ -36,21 +53,23 @@ void barrier(const Communicator& comm);
 
 namespace detail {
 
-/// Value type, rank, the 8 extents, and one extra number (e.g. a hash of per-rank counts).
+/// Value type, rank, the 8 extents, one extra number (e.g. a hash of per-rank counts) and the root
+/// (-1 for collectives without one).
 struct ShapeSignature {
-  static constexpr int fields = 11;
+  static constexpr int fields = 12;
   std::int64_t values[fields] = {};
   std::string describe() const;
 };
 
 template <class V>
-ShapeSignature signature_of(const V& v, std::int64_t extra = 0) {
+ShapeSignature signature_of(const V& v, std::int64_t extra = 0, int root = -1) {
   ShapeSignature s;
   s.values[0] = static_cast<std::int64_t>(value_type_of<value_t<V>>());
   s.values[1] = rank_v<V>;
   for (int d = 0; d < rank_v<V>; ++d)
     s.values[2 + d] = static_cast<std::int64_t>(v.extent(d));
   s.values[10] = extra;
+  s.values[11] = root;
   return s;
 }
 
@@ -59,32 +78,36 @@ ShapeSignature signature_of(const V& v, std::int64_t extra = 0) {
 void agree(const Communicator& comm, const ShapeSignature& mine, const char* operation,
            const std::string& problem = std::string());
 
+/// Throws baton::Error "<operation>: <what> (on rank <r>)" (error paths only: kept out of line).
+[[noreturn]] void throw_on_rank(const Communicator& comm, const char* operation,
+                                const std::string& what);
+
+/// Throws the error of a count past INT_MAX (out of line).
+[[noreturn]] void throw_count_too_large(const Communicator& comm, const char* operation,
+                                        std::size_t n);
+
 /// Validates one rank's own arguments. With collective checks on, the problem is shared through
-/// agree() so every rank throws; with them off, this rank throws alone (the others are then left in
-/// the collective: that is the price of unchecked mode).
-/// `what` is a callable returning the problem's text; it is only called when `ok` is false.
-template <class What>
-void agree_or_throw(const Communicator& comm, const ShapeSignature& mine, const char* operation,
-                    bool ok, const What& what) {
+/// agree() (with v's signature) so every rank throws; with them off, this rank throws alone (the
+/// others are then left in the collective: that is the price of unchecked mode). `what` is a
+/// callable returning the problem's text; it is only called when `ok` is false, and the signature
+/// is only built when the checks are on.
+template <class V, class What>
+void agree_or_throw(const Communicator& comm, const V& v, const char* operation, bool ok,
+                    const What& what, std::int64_t extra = 0) {
   if (comm.collective_checks()) {
-    agree(comm, mine, operation, ok ? std::string() : what());
+    agree(comm, signature_of(v, extra), operation, ok ? std::string() : what());
   } else if (!ok) {
-    throw Error(std::string(operation) + ": " + what() + " (on rank " +
-                std::to_string(comm.rank()) + ")");
+    throw_on_rank(comm, operation, what());
   }
 }
 
-inline void require(bool ok, const Communicator& comm, const char* operation,
-                    const std::string& what) {
-  if (!ok)
-    throw Error(std::string(operation) + ": " + what + " (on rank " + std::to_string(comm.rank()) +
-                ")");
-}
+/// Why `root` is not a rank of comm (for agree()).
+std::string root_problem(const Communicator& comm, int root);
 
+/// n as an MPI count; throws (on this rank) when it exceeds INT_MAX.
 inline int checked_count(std::size_t n, const Communicator& comm, const char* operation) {
-  require(n <= static_cast<std::size_t>(INT_MAX), comm, operation,
-          std::to_string(n) +
-              " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank");
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw_count_too_large(comm, operation, n);
   return static_cast<int>(n);
 }
 
@@ -105,27 +128,51 @@ std::size_t row_elements(const V& v) {
   return n;
 }
 
+/// n elements of a trivial type T: on the stack up to `Inline`, else on the heap. Not initialised
+/// (the caller writes before reading). For the per-rank arrays of the v-variants, so that small
+/// communicators allocate nothing.
+template <class T, std::size_t Inline>
+class ScratchArray {
+ public:
+  explicit ScratchArray(std::size_t n) : n_(n), heap_(n > Inline ? n : 0) {}
+  T* data() noexcept { return n_ > Inline ? heap_.data() : local_; }
+  const T* data() const noexcept { return n_ > Inline ? heap_.data() : local_; }
+  T& operator[](std::size_t i) noexcept { return data()[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data()[i]; }
+  std::size_t size() const noexcept { return n_; }
+
+ private:
+  std::size_t n_;
+  T local_[Inline];
+  std::vector<T> heap_;
+};
+
+/// True when a View in V's memory space, of V's layout, is handed to MPI as is on `comm`.
+template <class V>
+bool mpi_reads_directly(const Communicator& comm, const V& v) {
+  return pass_directly<typename V::memory_space>(comm) && in_wire_form(v) &&
+         (natural_layout<V>() == WireLayout::right ||
+          layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right));
+}
+
 /// Contiguous, row-major memory for one View that MPI can read or write: the View itself when it
 /// already is that and the communicator passes its memory space directly, else a host copy.
 template <class V>
 class MpiBuffer {
  public:
   using T = value_t<V>;
-  /// `v` must outlive the buffer.
-  MpiBuffer(const Communicator& comm, const V& v, bool read) : view_(v) {
-    if (read)
-      typename V::execution_space().fence();  // kernels that wrote v are done
-    direct_ = pass_directly<typename V::memory_space>(comm) && in_wire_form(v) &&
-              (natural_layout<V>() == WireLayout::right ||
-               layouts_agree(envelope_of(v, natural_layout<V>()), WireLayout::right));
-    if (direct_) {
-      data_ = const_cast<T*>(v.data());
-      return;
+  /// `v` must outlive the buffer. With `read`, v's execution space is fenced first (kernels that
+  /// wrote v are done) and a staged buffer gets v's contents.
+  MpiBuffer(const Communicator& comm, const V& v, bool read)
+      : view_(v),
+        direct_(mpi_reads_directly(comm, v)),
+        staging_(direct_ ? Kokkos::View<T*, StagingSpace>() : staging_buffer<T>(v.size())),
+        data_(direct_ ? const_cast<T*>(v.data()) : staging_.data()) {
+    if (read) {
+      typename V::execution_space().fence();
+      if (!direct_)
+        copy_to_host(v, staging_.data(), WireLayout::right);
     }
-    staging_ = staging_buffer<T>(v.size());
-    if (read)
-      copy_to_host(v, staging_.data(), WireLayout::right);
-    data_ = staging_.data();
   }
   T* data() const noexcept { return data_; }
   bool direct() const noexcept { return direct_; }
@@ -137,9 +184,9 @@ class MpiBuffer {
 
  private:
   const V& view_;
+  bool direct_;
   Kokkos::View<T*, StagingSpace> staging_;
-  T* data_ = nullptr;
-  bool direct_ = false;
+  T* data_;
 };
 
 /// The LayoutRight View type that holds results shaped like V, in V's memory space.
@@ -155,39 +202,43 @@ ResultView<V> allocate_rows(const V& like, std::size_t rows, const char* label) 
   return allocate_like<ResultView<V>>(e, label);
 }
 
-/// Every rank's signature (always exchanged by the v-variants).
-template <class V>
-std::vector<ShapeSignature> exchange_signatures(const Communicator& comm, const V& v) {
-  ShapeSignature mine = signature_of(v);
-  std::vector<ShapeSignature> all(static_cast<std::size_t>(comm.size()));
-  check_mpi(MPI_Allgather(mine.values, ShapeSignature::fields, MPI_INT64_T, all.data(),
-                          ShapeSignature::fields, MPI_INT64_T, comm.raw()),
-            "MPI_Allgather", comm.raw());
-  return all;
-}
+/// Per-rank arrays on the stack for communicators of up to this many ranks.
+inline constexpr std::size_t inline_ranks = 16;
 
-/// Checks that all ranks agree on everything but the first extent; returns each rank's row count.
-std::vector<std::size_t> rows_from(const std::vector<ShapeSignature>& all, const char* operation);
+/// Checks that all ranks' signatures (`all`: `ranks` times ShapeSignature::fields values, by rank)
+/// agree on everything but the first extent; otherwise throws the same baton::Error on every rank,
+/// naming each rank's shape.
+void check_rows(const std::int64_t* all, std::size_t ranks, const char* operation);
 
 /// Where each rank's rows go in a gathered result: element counts and offsets per rank.
 struct Layout {
-  std::vector<int> counts, offsets;
+  explicit Layout(std::size_t ranks) : counts(ranks), offsets(ranks) {}
+  ScratchArray<int, inline_ranks> counts, offsets;
   std::size_t total_rows = 0;
 };
 
-/// Exchanges every rank's shape (always: the v-variants check rows against each other) and lays
-/// the rows out by rank.
+/// Exchanges every rank's shape and root (always: the v-variants check rows against each other)
+/// and lays the rows out by rank.
 template <class V>
-Layout gather_layout(const Communicator& comm, const V& send, const char* operation) {
-  const std::vector<std::size_t> rows = rows_from(exchange_signatures(comm, send), operation);
+void gather_layout(const Communicator& comm, const V& send, const char* operation, Layout& layout,
+                   int root = -1) {
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  constexpr int fields = ShapeSignature::fields;
+  const ShapeSignature mine = signature_of(send, 0, root);
+  ScratchArray<std::int64_t, inline_ranks * fields> all(ranks * fields);
+  check_mpi(
+      MPI_Allgather(mine.values, fields, MPI_INT64_T, all.data(), fields, MPI_INT64_T, comm.raw()),
+      "MPI_Allgather", comm.raw());
+  check_rows(all.data(), ranks, operation);
   const std::size_t per_row = row_elements(send);
-  Layout layout{std::vector<int>(rows.size()), std::vector<int>(rows.size()), 0};
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    layout.counts[r] = checked_count(rows[r] * per_row, comm, operation);
-    layout.offsets[r] = checked_count(layout.total_rows * per_row, comm, operation);
-    layout.total_rows += rows[r];
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const auto rows = static_cast<std::size_t>(all[r * fields + 2]);
+    layout.counts[r] = checked_count(rows * per_row, comm, operation);
+    layout.offsets[r] = checked_count(total * per_row, comm, operation);
+    total += rows;
   }
-  return layout;
+  layout.total_rows = total;
 }
 
 template <class V>
@@ -210,7 +261,7 @@ void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp
   bool same = detail::rank_v<S> == detail::rank_v<R>;
   for (int d = 0; same && d < detail::rank_v<S>; ++d)
     same = send.extent(d) == recv.extent(d);
-  detail::agree_or_throw(comm, detail::signature_of(send), op_name, same, [&] {
+  detail::agree_or_throw(comm, send, op_name, same, [&] {
     return "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) +
            " differ";
   });
@@ -281,7 +332,7 @@ void all_gather(const Communicator& comm, const S& send, const R& recv) {
   const std::size_t rows = detail::rows_of(send);
   bool fits =
       detail::rows_of(recv) == rows * comm.size() && recv.size() == send.size() * comm.size();
-  detail::agree_or_throw(comm, detail::signature_of(send), op_name, fits, [&] {
+  detail::agree_or_throw(comm, send, op_name, fits, [&] {
     return "recv " + detail::describe_view(recv) + " cannot hold " + std::to_string(comm.size()) +
            " x send " + detail::describe_view(send);
   });
@@ -300,8 +351,10 @@ template <class V>
 detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
   static_assert(detail::rank_v<V> >= 1, "all_gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::all_gatherv";
-  const detail::Layout parts = detail::gather_layout(comm, send, op_name);
-  auto result = detail::allocate_rows(send, parts.total_rows, "baton::all_gatherv");
+  detail::Layout parts(static_cast<std::size_t>(comm.size()));
+  detail::gather_layout(comm, send, op_name, parts);
+  // A label of at most 15 characters stays in std::string's own buffer: no heap allocation.
+  auto result = detail::allocate_rows(send, parts.total_rows, "baton::gatherv");
   detail::MpiBuffer<V> in(comm, send, true);
   detail::MpiBuffer<decltype(result)> out(comm, result, false);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
@@ -318,8 +371,11 @@ template <class V>
 detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root) {
   static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::gatherv";
-  check_rank(comm, root, op_name);
-  const detail::Layout parts = detail::gather_layout(comm, send, op_name);
+  if (comm.is_null())
+    check_rank(comm, root, op_name);  // throws: no communicator to exchange shapes on
+  detail::Layout parts(static_cast<std::size_t>(comm.size()));
+  detail::gather_layout(comm, send, op_name, parts, root);
+  check_rank(comm, root, op_name);  // every rank passed this root: all throw or none
   const bool is_root = comm.rank() == root;
   auto result = detail::allocate_rows(send, is_root ? parts.total_rows : 0, "baton::gatherv");
   detail::MpiBuffer<V> in(comm, send, true);
@@ -337,7 +393,7 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
 template <class V>
 detail::ResultView<V> gather(const Communicator& comm, const V& send, int root) {
   if (comm.collective_checks())
-    detail::agree(comm, detail::signature_of(send), "baton::gather");
+    detail::agree(comm, detail::signature_of(send, 0, root), "baton::gather");
   return gatherv(comm, send, root);
 }
 
@@ -348,7 +404,7 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter splits rows: use rank >= 1");
   constexpr const char* op_name = "baton::reduce_scatter";
   const std::size_t rows = send.extent(0);
-  detail::agree_or_throw(comm, detail::signature_of(send), op_name, rows % comm.size() == 0, [&] {
+  detail::agree_or_throw(comm, send, op_name, rows % comm.size() == 0, [&] {
     return std::to_string(rows) + " rows do not split evenly over " + std::to_string(comm.size()) +
            " ranks";
   });
@@ -381,11 +437,14 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
       rows_per_rank.size() == static_cast<std::size_t>(comm.size()) && total == send.extent(0);
   // The 63 low bits: a non-negative int64 that all ranks compute alike.
   const auto counts_hash = static_cast<std::int64_t>(hash >> 1);
-  detail::agree_or_throw(comm, detail::signature_of(send, counts_hash), op_name, ok, [&] {
-    return std::to_string(rows_per_rank.size()) + " row counts adding up to " +
-           std::to_string(total) + " for " + std::to_string(comm.size()) + " ranks and " +
-           std::to_string(send.extent(0)) + " rows";
-  });
+  detail::agree_or_throw(
+      comm, send, op_name, ok,
+      [&] {
+        return std::to_string(rows_per_rank.size()) + " row counts adding up to " +
+               std::to_string(total) + " for " + std::to_string(comm.size()) + " ranks and " +
+               std::to_string(send.extent(0)) + " rows";
+      },
+      counts_hash);
   const std::size_t per_row = detail::row_elements(send);
   std::vector<int> counts(rows_per_rank.size());
   for (std::size_t r = 0; r < counts.size(); ++r)
@@ -404,9 +463,13 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
 template <class V>
 void broadcast(const Communicator& comm, const V& v, int root) {
   constexpr const char* op_name = "baton::broadcast";
-  check_rank(comm, root, op_name);
-  if (comm.collective_checks())
-    detail::agree(comm, detail::signature_of(v), op_name);
+  if (comm.collective_checks() && !comm.is_null()) {
+    // A root out of range on some ranks only is an error on every rank, like a mismatched shape.
+    const bool root_ok = root >= 0 && root < comm.size();
+    detail::agree(comm, detail::signature_of(v, 0, root), op_name,
+                  root_ok ? std::string() : detail::root_problem(comm, root));
+  }
+  check_rank(comm, root, op_name);  // with checks on, every rank passed this root
   const int count = detail::checked_count(v.size(), comm, op_name);
   const bool is_root = comm.rank() == root;
   detail::MpiBuffer<V> buffer(comm, v, is_root);

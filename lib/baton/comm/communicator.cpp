@@ -1,6 +1,7 @@
 #include "baton/comm/communicator.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -90,12 +91,33 @@ void Communicator::release() noexcept {
   view_path_ = ViewPath::automatic;
 }
 
+CollectiveChecksDefault decide_collective_checks(const char* env_value, bool debug_build) noexcept {
+  if (env_value != nullptr && *env_value != '\0') {
+    if (std::strcmp(env_value, "0") == 0)
+      return {false, "BATON_CHECK_COLLECTIVES=0"};
+    return {true, "BATON_CHECK_COLLECTIVES (set, not 0)"};
+  }
+  if (debug_build)
+    return {true, "a Debug build of Baton (NDEBUG not defined)"};
+  return {false, "a Release build of Baton (NDEBUG defined)"};
+}
+
+bool library_debug_build() noexcept {
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
+CollectiveChecksDefault collective_checks_default() noexcept {
+  static const CollectiveChecksDefault decision =
+      decide_collective_checks(std::getenv("BATON_CHECK_COLLECTIVES"), library_debug_build());
+  return decision;
+}
+
 bool Communicator::default_collective_checks() noexcept {
-  static const bool on = [] {
-    const char* value = std::getenv("BATON_CHECK_COLLECTIVES");
-    return value == nullptr || std::string(value) != "0";
-  }();
-  return on;
+  return collective_checks_default().on;
 }
 
 Communicator Communicator::duplicate(MPI_Comm comm) {

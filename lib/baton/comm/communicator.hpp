@@ -22,6 +22,27 @@ enum class ViewPath : std::uint8_t {
   staged,
 };
 
+/// The process-wide default of Communicator::collective_checks(), and what decided it.
+struct CollectiveChecksDefault {
+  bool on = false;
+  /// "BATON_CHECK_COLLECTIVES=0", "BATON_CHECK_COLLECTIVES (set, not 0)", "a Debug build of Baton
+  /// (NDEBUG not defined)" or "a Release build of Baton (NDEBUG defined)".
+  const char* decided_by = "";
+};
+
+/// The decision itself (pure, for tests): `env_value` is BATON_CHECK_COLLECTIVES (nullptr when
+/// unset). "0" turns the checks off and any other non-empty value (e.g. "1") turns them on; unset
+/// or empty, they are on exactly when `debug_build`.
+CollectiveChecksDefault decide_collective_checks(const char* env_value, bool debug_build) noexcept;
+
+/// True when Baton's library was compiled without NDEBUG. Decided where the library is compiled,
+/// so the flags of a program that includes Baton's headers do not change it.
+bool library_debug_build() noexcept;
+
+/// This process's decision: decide_collective_checks(getenv("BATON_CHECK_COLLECTIVES"),
+/// library_debug_build()), read once, on first use (thread-safe).
+CollectiveChecksDefault collective_checks_default() noexcept;
+
 /// A communicator handle with clear ownership.
 ///
 /// - `Communicator::duplicate(comm)` makes Baton's own copy (MPI_Comm_dup) and frees it on
@@ -67,8 +88,11 @@ class Communicator {
 
   /// Whether collectives first agree that every rank passed matching shapes (one extra small
   /// collective), so that a mismatch is a baton::Error on every rank instead of undefined
-  /// behaviour. Default: on, unless the environment sets BATON_CHECK_COLLECTIVES=0. The v-variants
-  /// (all_gatherv, gatherv) always check: they exchange shapes anyway.
+  /// behaviour. Default: collective_checks_default() (on in a Debug build of Baton's library or
+  /// with BATON_CHECK_COLLECTIVES=1, off in a Release build or with BATON_CHECK_COLLECTIVES=0).
+  /// Per communicator: duplicate() and split() give the new communicator the process default, not
+  /// this one's setting. The v-variants (all_gatherv, gatherv) always check: they exchange shapes
+  /// anyway. See baton/collectives/collectives.hpp for what unchecked mode means.
   bool collective_checks() const noexcept { return collective_checks_; }
   void set_collective_checks(bool on) noexcept { collective_checks_ = on; }
 

@@ -276,3 +276,63 @@ TEST_CASE(
     baton::barrier(comm);
   }
 }
+
+TEST_CASE("every collective with an execution space instance gives what it gives without one") {
+  const Kokkos::DefaultExecutionSpace space;
+  for (auto path : paths) {
+    CAPTURE(static_cast<int>(path));
+    baton::Communicator comm = comm_with(path);
+    const int n = comm.size();
+    const int me = comm.rank();
+    // Rows: 1 + rank, 3 columns, LayoutLeft (staged or packed on the way).
+    Kokkos::View<double**, Kokkos::LayoutLeft> mine("mine", 1 + me, 3);
+    fill(mine, [me](std::size_t i, std::size_t j) { return 100.0 * me + 10.0 * i + j; });
+    const auto same = [](const auto& a, const auto& b) {
+      auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+      auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+      if (ha.extent(0) != hb.extent(0) || ha.extent(1) != hb.extent(1))
+        return false;
+      for (std::size_t i = 0; i < ha.extent(0); ++i)
+        for (std::size_t j = 0; j < ha.extent(1); ++j)
+          if (ha(i, j) != hb(i, j))
+            return false;
+      return true;
+    };
+    Kokkos::View<double**, Kokkos::LayoutLeft> x("x", 2, 3), y("y", 2, 3), out("out", 2, 3);
+    fill(x, [me](std::size_t i, std::size_t j) { return me + 0.5 * i + j; });
+    Kokkos::deep_copy(y, x);
+    baton::all_reduce(space, comm, x, baton::ReduceOp::sum);
+    baton::all_reduce(comm, y, baton::ReduceOp::sum);
+    CHECK(same(x, y));
+    baton::all_reduce(space, comm, y, out, baton::ReduceOp::max);
+    baton::all_reduce(comm, y, x, baton::ReduceOp::max);
+    CHECK(same(out, x));
+    baton::average(space, comm, x);
+    baton::average(comm, y);
+    CHECK(same(x, y));
+    Kokkos::View<double**> all("all", 2 * n, 3), all2("all2", 2 * n, 3);
+    baton::all_gather(space, comm, x, all);
+    baton::all_gather(comm, x, all2);
+    CHECK(same(all, all2));
+    CHECK(same(baton::all_gatherv(space, comm, mine), baton::all_gatherv(comm, mine)));
+    CHECK(same(baton::gatherv(space, comm, mine, 0), baton::gatherv(comm, mine, 0)));
+    CHECK(same(baton::gather(space, comm, x, n - 1), baton::gather(comm, x, n - 1)));
+    Kokkos::View<double**> blocks("blocks", 2 * n, 3);
+    fill(blocks, [me](std::size_t i, std::size_t j) { return me * 1.0 + i + 0.25 * j; });
+    CHECK(same(baton::reduce_scatter(space, comm, blocks, baton::ReduceOp::sum),
+               baton::reduce_scatter(comm, blocks, baton::ReduceOp::sum)));
+    std::vector<std::size_t> rows(static_cast<std::size_t>(n), 2);
+    CHECK(same(baton::reduce_scatter_v(space, comm, blocks, rows, baton::ReduceOp::sum),
+               baton::reduce_scatter_v(comm, blocks, rows, baton::ReduceOp::sum)));
+    Kokkos::View<double**, Kokkos::LayoutLeft> b1("b1", 2, 3), b2("b2", 2, 3);
+    fill(b1, [me](std::size_t i, std::size_t j) { return me == 0 ? 7.0 + i + j : -1.0; });
+    Kokkos::deep_copy(b2, b1);
+    baton::broadcast(space, comm, b1, 0);
+    baton::broadcast(comm, b2, 0);
+    CHECK(same(b1, b2));
+    Kokkos::View<double**> root_view("root_view", me == 0 ? 4 : 1, 3);
+    fill(root_view, [](std::size_t i, std::size_t j) { return 3.0 * i + j; });
+    CHECK(same(baton::broadcast_view(space, comm, root_view, 0),
+               baton::broadcast_view(comm, root_view, 0)));
+  }
+}

@@ -28,6 +28,11 @@
 /// in the library's communicator.cpp, so the flags of the program including this header do not
 /// matter. Communicator::set_collective_checks() changes one communicator.
 ///
+/// Execution space instances: every collective has an overload taking an instance first
+/// (`all_reduce(space, comm, v, op)`): that instance is fenced before MPI reads a View, never the
+/// whole space, and the copies Baton makes (staging, packing) and average's scaling run on it,
+/// fenced before the call returns. Without one, the default instance of the View's execution space.
+///
 /// Counts are limited to INT_MAX elements per rank (MPI 3.1).
 
 #include <mpi.h>
@@ -157,21 +162,22 @@ bool mpi_reads_directly(const Communicator& comm, const V& v) {
 
 /// Contiguous, row-major memory for one View that MPI can read or write: the View itself when it
 /// already is that and the communicator passes its memory space directly, else a host copy.
-template <class V>
+template <class V, class Exec = typename V::execution_space>
 class MpiBuffer {
  public:
   using T = value_t<V>;
-  /// `v` must outlive the buffer. With `read`, v's execution space is fenced first (kernels that
-  /// wrote v are done) and a staged buffer gets v's contents.
-  MpiBuffer(const Communicator& comm, const V& v, bool read)
+  /// `v` must outlive the buffer. With `read`, the instance `space` is fenced first (kernels that
+  /// wrote v there are done) and a staged buffer gets v's contents; copies run on `space`.
+  MpiBuffer(const Communicator& comm, const V& v, bool read, const Exec& space = Exec())
       : view_(v),
+        space_(space),
         direct_(mpi_reads_directly(comm, v)),
         staging_(direct_ ? Kokkos::View<T*, StagingSpace>() : staging_buffer<T>(v.size())),
         data_(direct_ ? const_cast<T*>(v.data()) : staging_.data()) {
     if (read) {
-      typename V::execution_space().fence();
+      space_.fence();
       if (!direct_)
-        copy_to_host(v, staging_.data(), WireLayout::right);
+        copy_to_host(space_, v, staging_.data(), WireLayout::right);
     }
   }
   T* data() const noexcept { return data_; }
@@ -179,11 +185,12 @@ class MpiBuffer {
   /// Copies a staged result back into the View (nothing to do when direct).
   void write_back() const {
     if (!direct_)
-      copy_from_host(view_, staging_.data(), WireLayout::right);
+      copy_from_host(space_, view_, staging_.data(), WireLayout::right);
   }
 
  private:
   const V& view_;
+  Exec space_;
   bool direct_;
   Kokkos::View<T*, StagingSpace> staging_;
   T* data_;
@@ -252,8 +259,10 @@ void check_reducible() {
 
 /// recv = op over all ranks of send (same shapes everywhere; send and recv may differ in layout and
 /// space).
-template <class S, class R>
-void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp op) {
+template <class Exec, class S, class R, detail::if_space_t<Exec, S> = 0,
+          detail::if_space_t<Exec, R> = 0>
+void all_reduce(const Exec& space, const Communicator& comm, const S& send, const R& recv,
+                ReduceOp op) {
   detail::check_reducible<S>();
   static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
                 "send and recv need the same value type");
@@ -266,52 +275,70 @@ void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp
            " differ";
   });
   const int count = detail::checked_count(send.size(), comm, op_name);
-  detail::MpiBuffer<S> in(comm, send, true);
-  detail::MpiBuffer<R> out(comm, recv, false);
+  detail::MpiBuffer<S, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<R, Exec> out(comm, recv, false, space);
   check_mpi(MPI_Allreduce(in.data(), out.data(), count, mpi_datatype<detail::value_t<S>>(),
                           to_mpi(op), comm.raw()),
             "MPI_Allreduce", comm.raw());
   out.write_back();
 }
 
+template <class S, class R>
+void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp op) {
+  all_reduce(typename S::execution_space(), comm, send, recv, op);
+}
+
 /// v = op over all ranks of v, in place.
-template <class V>
-void all_reduce(const Communicator& comm, const V& v, ReduceOp op) {
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+void all_reduce(const Exec& space, const Communicator& comm, const V& v, ReduceOp op) {
   detail::check_reducible<V>();
   constexpr const char* op_name = "baton::all_reduce";
   if (comm.collective_checks())
     detail::agree(comm, detail::signature_of(v), op_name);
   const int count = detail::checked_count(v.size(), comm, op_name);
-  detail::MpiBuffer<V> buffer(comm, v, true);
+  detail::MpiBuffer<V, Exec> buffer(comm, v, true, space);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<detail::value_t<V>>(),
                           to_mpi(op), comm.raw()),
             "MPI_Allreduce", comm.raw());
   buffer.write_back();
 }
 
+template <class V>
+void all_reduce(const Communicator& comm, const V& v, ReduceOp op) {
+  all_reduce(typename V::execution_space(), comm, v, op);
+}
+
 /// v = (sum over the ranks of comm of v) / comm.size(), in place. Divides by the size of the
 /// communicator given, so averaging over a subgroup divides by the subgroup's size.
-template <class V>
-void average(const Communicator& comm, const V& v) {
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+void average(const Exec& space, const Communicator& comm, const V& v) {
   using T = detail::value_t<V>;
   static_assert(std::is_floating_point_v<T>, "baton::average needs a floating-point View");
   constexpr const char* op_name = "baton::average";
   if (comm.collective_checks())
     detail::agree(comm, detail::signature_of(v), op_name);
   const int count = detail::checked_count(v.size(), comm, op_name);
-  detail::MpiBuffer<V> buffer(comm, v, true);
+  detail::MpiBuffer<V, Exec> buffer(comm, v, true, space);
   check_mpi(
       MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, mpi_datatype<T>(), MPI_SUM, comm.raw()),
       "MPI_Allreduce", comm.raw());
   const T scale = T(1) / T(comm.size());
   if (buffer.direct()) {
-    using Space = typename V::execution_space;
-    Kokkos::View<T*, typename V::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(
-        buffer.data(), v.size());
+    // On the instance given when it reaches v's memory, else on v's own execution space.
+    using MS = typename V::memory_space;
+    constexpr bool reaches = Kokkos::SpaceAccessibility<Exec, MS>::accessible;
+    using Space = std::conditional_t<reaches, Exec, typename V::execution_space>;
+    Space on = [&] {
+      if constexpr (reaches)
+        return space;
+      else
+        return Space();
+    }();
+    Kokkos::View<T*, MS, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(buffer.data(), v.size());
     Kokkos::parallel_for(
-        "baton::average", Kokkos::RangePolicy<Space>(0, v.size()),
+        "baton::average", Kokkos::RangePolicy<Space>(on, 0, v.size()),
         KOKKOS_LAMBDA(std::size_t i) { flat(i) *= scale; });
-    Space().fence();
+    on.fence();
   } else {
     T* data = buffer.data();
     for (std::size_t i = 0; i < v.size(); ++i)
@@ -320,9 +347,15 @@ void average(const Communicator& comm, const V& v) {
   }
 }
 
+template <class V>
+void average(const Communicator& comm, const V& v) {
+  average(typename V::execution_space(), comm, v);
+}
+
 /// recv (comm.size() * send rows) = every rank's send, concatenated by rank.
-template <class S, class R>
-void all_gather(const Communicator& comm, const S& send, const R& recv) {
+template <class Exec, class S, class R, detail::if_space_t<Exec, S> = 0,
+          detail::if_space_t<Exec, R> = 0>
+void all_gather(const Exec& space, const Communicator& comm, const S& send, const R& recv) {
   static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
                 "send and recv need the same value type");
   static_assert(
@@ -337,26 +370,31 @@ void all_gather(const Communicator& comm, const S& send, const R& recv) {
            " x send " + detail::describe_view(send);
   });
   const int count = detail::checked_count(send.size(), comm, op_name);
-  detail::MpiBuffer<S> in(comm, send, true);
-  detail::MpiBuffer<R> out(comm, recv, false);
+  detail::MpiBuffer<S, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<R, Exec> out(comm, recv, false, space);
   const MPI_Datatype type = mpi_datatype<detail::value_t<S>>();
   check_mpi(MPI_Allgather(in.data(), count, type, out.data(), count, type, comm.raw()),
             "MPI_Allgather", comm.raw());
   out.write_back();
 }
 
+template <class S, class R>
+void all_gather(const Communicator& comm, const S& send, const R& recv) {
+  all_gather(typename S::execution_space(), comm, send, recv);
+}
+
 /// Every rank's rows, concatenated by rank, on every rank. Ranks may have different row counts
 /// (discovered, not passed); all other extents must agree.
-template <class V>
-detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+detail::ResultView<V> all_gatherv(const Exec& space, const Communicator& comm, const V& send) {
   static_assert(detail::rank_v<V> >= 1, "all_gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::all_gatherv";
   detail::Layout parts(static_cast<std::size_t>(comm.size()));
   detail::gather_layout(comm, send, op_name, parts);
   // A label of at most 15 characters stays in std::string's own buffer: no heap allocation.
   auto result = detail::allocate_rows(send, parts.total_rows, "baton::gatherv");
-  detail::MpiBuffer<V> in(comm, send, true);
-  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  detail::MpiBuffer<V, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<decltype(result), Exec> out(comm, result, false, space);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
   check_mpi(MPI_Allgatherv(in.data(), parts.counts[comm.rank()], type, out.data(),
                            parts.counts.data(), parts.offsets.data(), type, comm.raw()),
@@ -365,10 +403,16 @@ detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
   return result;
 }
 
+template <class V>
+detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
+  return all_gatherv(typename V::execution_space(), comm, send);
+}
+
 /// On `root`: every rank's rows concatenated by rank (ranks may have different row counts); on the
 /// other ranks: a View with 0 rows.
-template <class V>
-detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root) {
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+detail::ResultView<V> gatherv(const Exec& space, const Communicator& comm, const V& send,
+                              int root) {
   static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::gatherv";
   if (comm.is_null())
@@ -378,8 +422,8 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
   check_rank(comm, root, op_name);  // every rank passed this root: all throw or none
   const bool is_root = comm.rank() == root;
   auto result = detail::allocate_rows(send, is_root ? parts.total_rows : 0, "baton::gatherv");
-  detail::MpiBuffer<V> in(comm, send, true);
-  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  detail::MpiBuffer<V, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<decltype(result), Exec> out(comm, result, false, space);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
   check_mpi(MPI_Gatherv(in.data(), parts.counts[comm.rank()], type, out.data(), parts.counts.data(),
                         parts.offsets.data(), type, root, comm.raw()),
@@ -389,17 +433,28 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
   return result;
 }
 
-/// gatherv where every rank has the same row count (checked when collective checks are on).
 template <class V>
-detail::ResultView<V> gather(const Communicator& comm, const V& send, int root) {
+detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root) {
+  return gatherv(typename V::execution_space(), comm, send, root);
+}
+
+/// gatherv where every rank has the same row count (checked when collective checks are on).
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+detail::ResultView<V> gather(const Exec& space, const Communicator& comm, const V& send, int root) {
   if (comm.collective_checks())
     detail::agree(comm, detail::signature_of(send, 0, root), "baton::gather");
-  return gatherv(comm, send, root);
+  return gatherv(space, comm, send, root);
+}
+
+template <class V>
+detail::ResultView<V> gather(const Communicator& comm, const V& send, int root) {
+  return gather(typename V::execution_space(), comm, send, root);
 }
 
 /// Reduces `send` over all ranks and gives rank r the r-th of comm.size() equal row blocks.
-template <class V>
-detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, ReduceOp op) {
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+detail::ResultView<V> reduce_scatter(const Exec& space, const Communicator& comm, const V& send,
+                                     ReduceOp op) {
   detail::check_reducible<V>();
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter splits rows: use rank >= 1");
   constexpr const char* op_name = "baton::reduce_scatter";
@@ -410,8 +465,8 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
   });
   auto result = detail::allocate_rows(send, rows / comm.size(), "baton::reduce_scatter");
   const int count = detail::checked_count(result.size(), comm, op_name);
-  detail::MpiBuffer<V> in(comm, send, true);
-  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  detail::MpiBuffer<V, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<decltype(result), Exec> out(comm, result, false, space);
   check_mpi(MPI_Reduce_scatter_block(in.data(), out.data(), count,
                                      mpi_datatype<detail::value_t<V>>(), to_mpi(op), comm.raw()),
             "MPI_Reduce_scatter_block", comm.raw());
@@ -419,9 +474,14 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
   return result;
 }
 
-/// Reduces `send` over all ranks and gives rank r the next rows_per_rank[r] rows.
 template <class V>
-detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
+detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, ReduceOp op) {
+  return reduce_scatter(typename V::execution_space(), comm, send, op);
+}
+
+/// Reduces `send` over all ranks and gives rank r the next rows_per_rank[r] rows.
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+detail::ResultView<V> reduce_scatter_v(const Exec& space, const Communicator& comm, const V& send,
                                        const std::vector<std::size_t>& rows_per_rank, ReduceOp op) {
   detail::check_reducible<V>();
   static_assert(detail::rank_v<V> >= 1, "reduce_scatter_v splits rows: use rank >= 1");
@@ -450,8 +510,8 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
   for (std::size_t r = 0; r < counts.size(); ++r)
     counts[r] = detail::checked_count(rows_per_rank[r] * per_row, comm, op_name);
   auto result = detail::allocate_rows(send, rows_per_rank[comm.rank()], "baton::reduce_scatter_v");
-  detail::MpiBuffer<V> in(comm, send, true);
-  detail::MpiBuffer<decltype(result)> out(comm, result, false);
+  detail::MpiBuffer<V, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<decltype(result), Exec> out(comm, result, false, space);
   check_mpi(MPI_Reduce_scatter(in.data(), out.data(), counts.data(),
                                mpi_datatype<detail::value_t<V>>(), to_mpi(op), comm.raw()),
             "MPI_Reduce_scatter", comm.raw());
@@ -459,9 +519,15 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
   return result;
 }
 
-/// Copies root's v into v on every rank; v has the same shape everywhere.
 template <class V>
-void broadcast(const Communicator& comm, const V& v, int root) {
+detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
+                                       const std::vector<std::size_t>& rows_per_rank, ReduceOp op) {
+  return reduce_scatter_v(typename V::execution_space(), comm, send, rows_per_rank, op);
+}
+
+/// Copies root's v into v on every rank; v has the same shape everywhere.
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+void broadcast(const Exec& space, const Communicator& comm, const V& v, int root) {
   constexpr const char* op_name = "baton::broadcast";
   if (comm.collective_checks() && !comm.is_null()) {
     // A root out of range on some ranks only is an error on every rank, like a mismatched shape.
@@ -472,16 +538,21 @@ void broadcast(const Communicator& comm, const V& v, int root) {
   check_rank(comm, root, op_name);  // with checks on, every rank passed this root
   const int count = detail::checked_count(v.size(), comm, op_name);
   const bool is_root = comm.rank() == root;
-  detail::MpiBuffer<V> buffer(comm, v, is_root);
+  detail::MpiBuffer<V, Exec> buffer(comm, v, is_root, space);
   check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()),
             "MPI_Bcast", comm.raw());
   if (!is_root)
     buffer.write_back();
 }
 
-/// Root's View on every rank: the others allocate a V shaped like root's (only root's `v` is read).
 template <class V>
-V broadcast_view(const Communicator& comm, const V& v, int root,
+void broadcast(const Communicator& comm, const V& v, int root) {
+  broadcast(typename V::execution_space(), comm, v, root);
+}
+
+/// Root's View on every rank: the others allocate a V shaped like root's (only root's `v` is read).
+template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+V broadcast_view(const Exec& space, const Communicator& comm, const V& v, int root,
                  const std::string& label = "baton::broadcast_view") {
   static_assert(detail::left_or_right_v<V>,
                 "broadcast_view allocates LayoutLeft or LayoutRight Views");
@@ -514,12 +585,18 @@ V broadcast_view(const Communicator& comm, const V& v, int root,
     throw Error(why.empty() ? std::string(op_name) + ": another rank cannot hold root's View"
                             : why);
   const int count = detail::checked_count(result.size(), comm, op_name);
-  detail::MpiBuffer<V> buffer(comm, result, is_root);
+  detail::MpiBuffer<V, Exec> buffer(comm, result, is_root, space);
   check_mpi(MPI_Bcast(buffer.data(), count, mpi_datatype<detail::value_t<V>>(), root, comm.raw()),
             "MPI_Bcast", comm.raw());
   if (!is_root)
     buffer.write_back();
   return result;
+}
+
+template <class V>
+V broadcast_view(const Communicator& comm, const V& v, int root,
+                 const std::string& label = "baton::broadcast_view") {
+  return broadcast_view(typename V::execution_space(), comm, v, root, label);
 }
 
 }  // namespace baton

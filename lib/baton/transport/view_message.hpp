@@ -33,11 +33,6 @@
 
 namespace baton {
 
-namespace detail {
-template <class Exec, class V>
-using if_space_t = std::enable_if_t<usable_space_v<Exec, V>, int>;
-}  // namespace detail
-
 /// Sends View v (rank 0 to 8, arithmetic value type, any layout, any memory space) to `dest`,
 /// fencing and copying on the instance `space`.
 template <class Exec, class V, detail::if_space_t<Exec, V> = 0>

@@ -247,6 +247,10 @@ template <class Exec, class V>
 inline constexpr bool usable_space_v =
     std::conjunction_v<Kokkos::is_execution_space<Exec>, Kokkos::is_view<V>, reaches_view<Exec, V>>;
 
+/// Enables the overloads that take an execution space instance first.
+template <class Exec, class V>
+using if_space_t = std::enable_if_t<usable_space_v<Exec, V>, int>;
+
 /// Error context, built only when an error is thrown: a string naming the operation
 /// ("baton::recv_into"), or a callable returning {operation, details}.
 /// The message reads "<operation>: <what>" or "<operation>: <what> (<details>)".

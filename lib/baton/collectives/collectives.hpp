@@ -196,6 +196,16 @@ class MpiBuffer {
   T* data_;
 };
 
+/// `space` when it is a Space, else a default Space instance.
+template <class Space, class Exec>
+Space instance_as(const Exec& space) {
+  if constexpr (std::is_same_v<Space, Exec>) {
+    return space;
+  } else {
+    return Space();
+  }
+}
+
 /// The LayoutRight View type that holds results shaped like V, in V's memory space.
 template <class V>
 using ResultView =
@@ -259,8 +269,8 @@ void check_reducible() {
 
 /// recv = op over all ranks of send (same shapes everywhere; send and recv may differ in layout and
 /// space).
-template <class Exec, class S, class R, detail::if_space_t<Exec, S> = 0,
-          detail::if_space_t<Exec, R> = 0>
+template <class Exec, class S, class R, detail::if_space_t<Exec, S> Enabled = 0,
+          detail::if_space_t<Exec, R> EnabledR = 0>
 void all_reduce(const Exec& space, const Communicator& comm, const S& send, const R& recv,
                 ReduceOp op) {
   detail::check_reducible<S>();
@@ -289,7 +299,7 @@ void all_reduce(const Communicator& comm, const S& send, const R& recv, ReduceOp
 }
 
 /// v = op over all ranks of v, in place.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 void all_reduce(const Exec& space, const Communicator& comm, const V& v, ReduceOp op) {
   detail::check_reducible<V>();
   constexpr const char* op_name = "baton::all_reduce";
@@ -310,7 +320,7 @@ void all_reduce(const Communicator& comm, const V& v, ReduceOp op) {
 
 /// v = (sum over the ranks of comm of v) / comm.size(), in place. Divides by the size of the
 /// communicator given, so averaging over a subgroup divides by the subgroup's size.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 void average(const Exec& space, const Communicator& comm, const V& v) {
   using T = detail::value_t<V>;
   static_assert(std::is_floating_point_v<T>, "baton::average needs a floating-point View");
@@ -328,12 +338,7 @@ void average(const Exec& space, const Communicator& comm, const V& v) {
     using MS = typename V::memory_space;
     constexpr bool reaches = Kokkos::SpaceAccessibility<Exec, MS>::accessible;
     using Space = std::conditional_t<reaches, Exec, typename V::execution_space>;
-    Space on = [&] {
-      if constexpr (reaches)
-        return space;
-      else
-        return Space();
-    }();
+    const Space on = detail::instance_as<Space>(space);
     Kokkos::View<T*, MS, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(buffer.data(), v.size());
     Kokkos::parallel_for(
         "baton::average", Kokkos::RangePolicy<Space>(on, 0, v.size()),
@@ -353,8 +358,8 @@ void average(const Communicator& comm, const V& v) {
 }
 
 /// recv (comm.size() * send rows) = every rank's send, concatenated by rank.
-template <class Exec, class S, class R, detail::if_space_t<Exec, S> = 0,
-          detail::if_space_t<Exec, R> = 0>
+template <class Exec, class S, class R, detail::if_space_t<Exec, S> Enabled = 0,
+          detail::if_space_t<Exec, R> EnabledR = 0>
 void all_gather(const Exec& space, const Communicator& comm, const S& send, const R& recv) {
   static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
                 "send and recv need the same value type");
@@ -385,7 +390,7 @@ void all_gather(const Communicator& comm, const S& send, const R& recv) {
 
 /// Every rank's rows, concatenated by rank, on every rank. Ranks may have different row counts
 /// (discovered, not passed); all other extents must agree.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 detail::ResultView<V> all_gatherv(const Exec& space, const Communicator& comm, const V& send) {
   static_assert(detail::rank_v<V> >= 1, "all_gatherv concatenates rows: use rank >= 1");
   constexpr const char* op_name = "baton::all_gatherv";
@@ -410,7 +415,7 @@ detail::ResultView<V> all_gatherv(const Communicator& comm, const V& send) {
 
 /// On `root`: every rank's rows concatenated by rank (ranks may have different row counts); on the
 /// other ranks: a View with 0 rows.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 detail::ResultView<V> gatherv(const Exec& space, const Communicator& comm, const V& send,
                               int root) {
   static_assert(detail::rank_v<V> >= 1, "gatherv concatenates rows: use rank >= 1");
@@ -439,7 +444,7 @@ detail::ResultView<V> gatherv(const Communicator& comm, const V& send, int root)
 }
 
 /// gatherv where every rank has the same row count (checked when collective checks are on).
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 detail::ResultView<V> gather(const Exec& space, const Communicator& comm, const V& send, int root) {
   if (comm.collective_checks())
     detail::agree(comm, detail::signature_of(send, 0, root), "baton::gather");
@@ -452,7 +457,7 @@ detail::ResultView<V> gather(const Communicator& comm, const V& send, int root) 
 }
 
 /// Reduces `send` over all ranks and gives rank r the r-th of comm.size() equal row blocks.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 detail::ResultView<V> reduce_scatter(const Exec& space, const Communicator& comm, const V& send,
                                      ReduceOp op) {
   detail::check_reducible<V>();
@@ -480,7 +485,7 @@ detail::ResultView<V> reduce_scatter(const Communicator& comm, const V& send, Re
 }
 
 /// Reduces `send` over all ranks and gives rank r the next rows_per_rank[r] rows.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 detail::ResultView<V> reduce_scatter_v(const Exec& space, const Communicator& comm, const V& send,
                                        const std::vector<std::size_t>& rows_per_rank, ReduceOp op) {
   detail::check_reducible<V>();
@@ -526,7 +531,7 @@ detail::ResultView<V> reduce_scatter_v(const Communicator& comm, const V& send,
 }
 
 /// Copies root's v into v on every rank; v has the same shape everywhere.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 void broadcast(const Exec& space, const Communicator& comm, const V& v, int root) {
   constexpr const char* op_name = "baton::broadcast";
   if (comm.collective_checks() && !comm.is_null()) {
@@ -551,7 +556,7 @@ void broadcast(const Communicator& comm, const V& v, int root) {
 }
 
 /// Root's View on every rank: the others allocate a V shaped like root's (only root's `v` is read).
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 V broadcast_view(const Exec& space, const Communicator& comm, const V& v, int root,
                  const std::string& label = "baton::broadcast_view") {
   static_assert(detail::left_or_right_v<V>,

@@ -35,7 +35,7 @@ namespace baton {
 
 /// Sends View v (rank 0 to 8, arithmetic value type, any layout, any memory space) to `dest`,
 /// fencing and copying on the instance `space`.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 void send_view(const Exec& space, const Communicator& comm, const V& v, int dest, int tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::send_view needs a Kokkos::View");
   check_rank(comm, dest, "baton::send_view");
@@ -51,7 +51,7 @@ void send_view(const Communicator& comm, const V& v, int dest, int tag) {
 
 /// Non-blocking send_view. The handle keeps the View (and any staging buffer) alive until the send
 /// completes; do not write to v before then.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 SendHandle isend_view(const Exec& space, const Communicator& comm, const V& v, int dest, int tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::isend_view needs a Kokkos::View");
   check_rank(comm, dest, "baton::isend_view");
@@ -70,7 +70,7 @@ SendHandle isend_view(const Communicator& comm, const V& v, int dest, int tag) {
 /// consumed either way, so the next message on the channel is received normally. When the sizes
 /// agree but the types do not (int32[4] into float32[4]), v's contents are unspecified after the
 /// error.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 MessageInfo recv_into(const Exec& space, const Communicator& comm, const V& v,
                       int source = any_source, int tag = any_tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::recv_into needs a Kokkos::View");
@@ -96,7 +96,7 @@ MessageInfo recv_into(const Communicator& comm, const V& v, int source = any_sou
 /// Receives a View message into a new View of type V shaped by the message (V's layout must be
 /// LayoutLeft or LayoutRight). A different value type or rank throws baton::Error; the message is
 /// consumed either way. `info`, when given, receives the source, tag and size.
-template <class V, class Exec, detail::if_space_t<Exec, V> = 0>
+template <class V, class Exec, detail::if_space_t<Exec, V> Enabled = 0>
 V recv_view(const Exec& space, const Communicator& comm, int source = any_source, int tag = any_tag,
             MessageInfo* info = nullptr, const std::string& label = "baton::recv_view") {
   static_assert(Kokkos::is_view<V>::value, "baton::recv_view needs a Kokkos::View type");
@@ -167,7 +167,7 @@ class ViewRecvHandle {
 };
 
 /// Starts a receive of a new View of type V (matched when it arrives, see ViewRecvHandle).
-template <class V, class Exec, detail::if_space_t<Exec, V> = 0>
+template <class V, class Exec, detail::if_space_t<Exec, V> Enabled = 0>
 ViewRecvHandle<V, Exec> irecv_view(const Exec& space, const Communicator& comm,
                                    int source = any_source, int tag = any_tag,
                                    const std::string& label = "baton::recv_view") {
@@ -184,7 +184,7 @@ ViewRecvHandle<V> irecv_view(const Communicator& comm, int source = any_source, 
 
 /// Posts a receive into an existing View (kept alive by the handle): a real MPI_Irecv, started
 /// now, bounded by the View's size (see view_posted.hpp). The communicator must outlive the handle.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 PostedRecvHandle<V, Exec> irecv_into(const Exec& space, const Communicator& comm, const V& v,
                                      int source = any_source, int tag = any_tag) {
   static_assert(Kokkos::is_view<V>::value, "baton::irecv_into needs a Kokkos::View");
@@ -204,7 +204,7 @@ PostedRecvHandle<V> irecv_into(const Communicator& comm, const V& v, int source 
 /// Posts a receive of a rank-1 View message of at most buffer.extent(0) elements (of buffer's value
 /// type) into the front of `buffer`: a real MPI_Irecv bounded by the buffer, for messages whose
 /// length varies but has a known bound. wait() returns the prefix of `buffer` the message filled.
-template <class Exec, class V, detail::if_space_t<Exec, V> = 0>
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
 PostedRecvHandle<V, Exec> irecv_upto(const Exec& space, const Communicator& comm, const V& buffer,
                                      int source = any_source, int tag = any_tag) {
   static_assert(Kokkos::is_view<V>::value && detail::rank_v<V> == 1,

@@ -40,6 +40,25 @@ void send_view(const Exec& space, const Communicator& comm, const V& v, int dest
   static_assert(Kokkos::is_view<V>::value, "baton::send_view needs a Kokkos::View");
   check_rank(comm, dest, "baton::send_view");
   check_tag(comm, tag, "baton::send_view");
+  if constexpr (detail::host_view_v<V>) {
+    // Small host Views as they are: envelope and data straight into one stack buffer.
+    const std::size_t bytes = v.size() * sizeof(detail::value_t<V>);
+    if (ViewEnvelope::wire_size + bytes <= detail::small_message &&
+        bytes < detail::split_threshold() && detail::in_wire_form(v) &&
+        detail::pass_directly<typename V::memory_space>(comm)) {
+      space.fence();  // kernels that wrote v on this instance are done
+      detail::SmallMessage m;
+      const detail::Header header =
+          encode_envelope(detail::envelope_of(v, detail::natural_layout<V>()));
+      std::memcpy(m.message(), header.data(), header.size());
+      if (bytes)
+        std::memcpy(m.message() + header.size(), v.data(), bytes);
+      check_mpi(MPI_Send(m.message(), static_cast<int>(header.size() + bytes), MPI_BYTE, dest, tag,
+                         comm.raw()),
+                "MPI_Send", comm.raw());
+      return;
+    }
+  }
   detail::OutgoingView<V, Exec> out(comm, v, dest, space);
   out.send_now(comm, dest, tag);
 }

@@ -117,7 +117,7 @@ MessageInfo recv_into(const Communicator& comm, const V& v, int source = any_sou
 /// consumed either way. `info`, when given, receives the source, tag and size.
 template <class V, class Exec, detail::if_space_t<Exec, V> Enabled = 0>
 V recv_view(const Exec& space, const Communicator& comm, int source = any_source, int tag = any_tag,
-            MessageInfo* info = nullptr, const std::string& label = "baton::recv_view") {
+            MessageInfo* info = nullptr, const std::string& label = "baton::received") {
   static_assert(Kokkos::is_view<V>::value, "baton::recv_view needs a Kokkos::View type");
   static_assert(detail::left_or_right_v<V>,
                 "baton::recv_view allocates LayoutLeft or LayoutRight Views");
@@ -130,7 +130,7 @@ V recv_view(const Exec& space, const Communicator& comm, int source = any_source
 
 template <class V>
 V recv_view(const Communicator& comm, int source = any_source, int tag = any_tag,
-            MessageInfo* info = nullptr, const std::string& label = "baton::recv_view") {
+            MessageInfo* info = nullptr, const std::string& label = "baton::received") {
   return recv_view<V>(typename V::execution_space(), comm, source, tag, info, label);
 }
 
@@ -189,7 +189,7 @@ class ViewRecvHandle {
 template <class V, class Exec, detail::if_space_t<Exec, V> Enabled = 0>
 ViewRecvHandle<V, Exec> irecv_view(const Exec& space, const Communicator& comm,
                                    int source = any_source, int tag = any_tag,
-                                   const std::string& label = "baton::recv_view") {
+                                   const std::string& label = "baton::received") {
   static_assert(detail::left_or_right_v<V>,
                 "baton::irecv_view allocates LayoutLeft or LayoutRight Views");
   return ViewRecvHandle<V, Exec>(comm, source, tag, label, space);
@@ -197,7 +197,7 @@ ViewRecvHandle<V, Exec> irecv_view(const Exec& space, const Communicator& comm,
 
 template <class V>
 ViewRecvHandle<V> irecv_view(const Communicator& comm, int source = any_source, int tag = any_tag,
-                             const std::string& label = "baton::recv_view") {
+                             const std::string& label = "baton::received") {
   return irecv_view<V>(typename V::execution_space(), comm, source, tag, label);
 }
 

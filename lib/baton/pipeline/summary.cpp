@@ -139,26 +139,24 @@ std::string format_summary(const RunSummary& s) {
                 "%.1f systems/s; pipeline efficiency %.3f\n",
                 s.systems, s.wall, s.world, s.mode.c_str(), s.throughput, s.bound, s.efficiency);
   text += line;
+  // " v0 v1 ..." with `format` for each value.
+  const auto append_all = [&](const std::vector<double>& values, const char* format) {
+    for (double v : values) {
+      std::snprintf(line, sizeof line, format, v);
+      text += line;
+    }
+  };
   text += "peak memory (RSS) per rank, MB:";
-  for (double mb : s.peak_rss_mb) {
-    std::snprintf(line, sizeof line, " %.1f", mb);
-    text += line;
-  }
+  append_all(s.peak_rss_mb, " %.1f");
   text += "\n";
   std::snprintf(
       line, sizeof line,
       "host_syncs_per_step %.2f (device-to-host reads per step, max over ranks); per rank:",
       s.host_syncs_per_step);
   text += line;
-  for (std::size_t r = 0; r < s.host_syncs_per_step_by_rank.size(); ++r) {
-    std::snprintf(line, sizeof line, " %.2f", s.host_syncs_per_step_by_rank[r]);
-    text += line;
-  }
+  append_all(s.host_syncs_per_step_by_rank, " %.2f");
   text += " (bookkeeping:";
-  for (double b : s.bookkeeping_syncs_per_step_by_rank) {
-    std::snprintf(line, sizeof line, " %.2f", b);
-    text += line;
-  }
+  append_all(s.bookkeeping_syncs_per_step_by_rank, " %.2f");
   text += ")\n";
   return text;
 }

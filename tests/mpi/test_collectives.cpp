@@ -87,11 +87,9 @@ TEST_CASE("average divides by the size of the communicator it is given") {
 }
 
 TEST_CASE("all_gather, all_gatherv, gather and gatherv concatenate rows by rank") {
-  for (const auto& mode : {std::pair{paths[0], true}, std::pair{paths[0], false},
-                           std::pair{paths[1], true}, std::pair{paths[1], false}}) {
-    // Copies: doctest's CAPTURE takes a reference, which C++17 forbids to a structured binding.
-    const baton::ViewPath path = mode.first;
-    const bool checks = mode.second;
+  for (int mode = 0; mode < 4; ++mode) {  // both paths, checked and unchecked
+    const baton::ViewPath path = paths[mode / 2];
+    const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
     baton::Communicator comm = comm_with(path, checks);
@@ -172,11 +170,9 @@ TEST_CASE("reduce_scatter and reduce_scatter_v give each rank its block of the s
 }
 
 TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's shape") {
-  for (const auto& mode : {std::pair{paths[0], true}, std::pair{paths[0], false},
-                           std::pair{paths[1], true}, std::pair{paths[1], false}}) {
-    // Copies: doctest's CAPTURE takes a reference, which C++17 forbids to a structured binding.
-    const baton::ViewPath path = mode.first;
-    const bool checks = mode.second;
+  for (int mode = 0; mode < 4; ++mode) {  // both paths, checked and unchecked
+    const baton::ViewPath path = paths[mode / 2];
+    const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
     baton::Communicator comm = comm_with(path, checks);

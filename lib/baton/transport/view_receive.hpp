@@ -188,6 +188,19 @@ void receive_packed(const Communicator& comm, Matched& matched, const V& v, cons
   receive_packed(typename V::execution_space(), comm, matched, v, operation);
 }
 
+/// Fills v from a small message received into `m` (`e` its envelope, from `source`): the data of a
+/// split-form message follows on the payload communicator, else it is in `m`.
+template <bool Device, class Exec, class V, class Where>
+void fill_from_small(const Exec& space, const Communicator& comm, const SmallMessage& m,
+                     const ViewEnvelope& e, int source, const V& v, const Where& where) {
+  if (e.sequence >= 0) {
+    receive_split_data<Device>(space, comm, source, e, v, where);
+    return;
+  }
+  check_matches(e, v, where);
+  copy_from_host(space, v, reinterpret_cast<const value_t<V>*>(m.payload()), e.layout);
+}
+
 /// Receives a matched View message into v (whose shape must match), any memory space.
 template <bool Device, class Exec, class V>
 void receive_into(const Exec& space, const Communicator& comm, Matched& matched, const V& v,
@@ -200,13 +213,8 @@ void receive_into(const Exec& space, const Communicator& comm, Matched& matched,
     SmallMessage m;
     mrecv_bytes(comm, matched, m.message());
     const ViewEnvelope e = decode_envelope(m.message(), matched.info.size);
-    if (e.sequence >= 0) {
-      receive_split_data<Device>(space, comm, matched.info.source, e, v,
-                                 context(operation, matched.info, comm));
-      return;
-    }
-    check_matches(e, v, context(operation, matched.info, comm));
-    copy_from_host(space, v, reinterpret_cast<const T*>(m.payload()), e.layout);
+    fill_from_small<Device>(space, comm, m, e, matched.info.source, v,
+                            context(operation, matched.info, comm));
     return;
   }
   const std::size_t expected = ViewEnvelope::wire_size + v.size() * sizeof(T);
@@ -247,7 +255,6 @@ void receive_into(const Exec& space, const Communicator& comm, Matched& matched,
 template <bool Device, class Exec, class V>
 MessageInfo receive_small_into(const Exec& space, const Communicator& comm, const V& v, int source,
                                int tag, const char* operation) {
-  using T = value_t<V>;
   SmallMessage m;
   MPI_Status status;
   const int code = MPI_Recv(m.message(), static_cast<int>(small_message), MPI_BYTE, source, tag,
@@ -277,12 +284,7 @@ MessageInfo receive_small_into(const Exec& space, const Communicator& comm, cons
       throw larger();
     throw;
   }
-  if (e.sequence >= 0) {
-    receive_split_data<Device>(space, comm, info.source, e, v, where);
-    return info;
-  }
-  check_matches(e, v, where);
-  copy_from_host(space, v, reinterpret_cast<const T*>(m.payload()), e.layout);
+  fill_from_small<Device>(space, comm, m, e, info.source, v, where);
   return info;
 }
 

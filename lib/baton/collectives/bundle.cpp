@@ -79,31 +79,52 @@ void ViewBundle::put(Entry entry) {
   entries_.push_back(std::move(entry));
 }
 
-ByteBuffer encode_bundle(const ViewBundle& bundle) {
+namespace {
+/// The directory part of the wire form (header and one name + envelope per entry).
+std::vector<std::byte> encode_directory(const ViewBundle& bundle) {
   std::vector<std::byte> directory;
   directory.insert(directory.end(), reinterpret_cast<const std::byte*>(magic),
                    reinterpret_cast<const std::byte*>(magic) + 4);
   put_uint(directory, version, 1);
   put_uint(directory, 0, 3);
   put_uint(directory, bundle.size(), 4);
-  std::size_t data_bytes = 0;
   for (const auto& entry : bundle.entries()) {
     put_uint(directory, entry.name.size(), 2);
     directory.insert(directory.end(), reinterpret_cast<const std::byte*>(entry.name.data()),
                      reinterpret_cast<const std::byte*>(entry.name.data()) + entry.name.size());
     const auto envelope = encode_envelope(entry.envelope);
     directory.insert(directory.end(), envelope.begin(), envelope.end());
-    data_bytes += entry.data.size();
   }
-  ByteBuffer out(directory.size() + data_bytes);
-  if (!directory.empty())
-    std::memcpy(out.data(), directory.data(), directory.size());
+  return directory;
+}
+}  // namespace
+
+std::size_t encoded_size(const ViewBundle& bundle) noexcept {
+  std::size_t bytes = header_size;
+  for (const auto& entry : bundle.entries())
+    bytes += 2 + entry.name.size() + ViewEnvelope::wire_size + entry.data.size();
+  return bytes;
+}
+
+void encode_bundle_into(const ViewBundle& bundle, std::byte* out, std::size_t size) {
+  if (size != encoded_size(bundle)) {
+    throw Error("baton::encode_bundle_into: the bundle encodes to " +
+                std::to_string(encoded_size(bundle)) + " bytes, the buffer has " +
+                std::to_string(size));
+  }
+  const std::vector<std::byte> directory = encode_directory(bundle);
+  std::memcpy(out, directory.data(), directory.size());
   std::size_t offset = directory.size();
   for (const auto& entry : bundle.entries()) {
     if (entry.data.size())
-      std::memcpy(out.data() + offset, entry.data.data(), entry.data.size());
+      std::memcpy(out + offset, entry.data.data(), entry.data.size());
     offset += entry.data.size();
   }
+}
+
+ByteBuffer encode_bundle(const ViewBundle& bundle) {
+  ByteBuffer out(encoded_size(bundle));
+  encode_bundle_into(bundle, out.data(), out.size());
   return out;
 }
 

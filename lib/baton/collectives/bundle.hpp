@@ -79,6 +79,11 @@ class ViewBundle {
 
 /// The wire form of a bundle (one buffer).
 ByteBuffer encode_bundle(const ViewBundle& bundle);
+/// The size of encode_bundle(bundle), without encoding it.
+std::size_t encoded_size(const ViewBundle& bundle) noexcept;
+/// Writes the wire form into [out, out + size) (e.g. straight into shared memory); `size` must be
+/// encoded_size(bundle), else baton::Error.
+void encode_bundle_into(const ViewBundle& bundle, std::byte* out, std::size_t size);
 /// Reads a bundle from untrusted bytes; throws baton::Error naming the first thing wrong.
 ViewBundle decode_bundle(const std::byte* data, std::size_t size);
 

@@ -5,6 +5,7 @@
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/bundle.hpp"
 #include "baton/collectives/record.hpp"
+#include "baton/shm/broadcast_queue.hpp"
 #include "baton/shm/node_window.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/comm/communicator.hpp"

@@ -169,8 +169,20 @@ void BroadcastQueue::throw_readers_behind(const char* operation, std::uint64_t c
                    : ")"));
 }
 
+bool BroadcastQueue::wait_writer(const std::function<bool()>& ready) {
+  // While sends are in flight, each poll also tests the oldest: some MPIs (MPICH) move a large
+  // message only while its sender calls MPI, and a reader waiting for it holds up the ring.
+  return detail::spin_then_yield(
+      [&] {
+        if (!pending_.empty())
+          complete_sends(false);
+        return ready();
+      },
+      deadline());
+}
+
 void BroadcastQueue::wait_for_room(const char* operation) {
-  if (!ring_.wait_for_room(next_, deadline()))
+  if (!wait_writer([&] { return ring_.has_room(next_); }))
     throw_readers_behind(operation, next_ + 1 - options_.chunks);
 }
 
@@ -264,7 +276,7 @@ std::optional<std::vector<std::byte>> BroadcastQueue::pop() {
 
 void BroadcastQueue::drain() {
   require_writer("drain");
-  if (!ring_.wait_all_consumed(next_, deadline()))
+  if (!wait_writer([&] { return ring_.all_consumed(next_); }))
     throw_readers_behind("drain", next_);
 }
 
@@ -275,7 +287,7 @@ void BroadcastQueue::close() {
   ring_.publish(next_, Kind::closed, 0, nullptr);
   ++next_;
   closed_ = true;
-  if (!ring_.wait_all_consumed(next_, deadline()))
+  if (!wait_writer([&] { return ring_.all_consumed(next_); }))
     throw_readers_behind("close", next_);
   complete_sends(true);  // every reader took its sends before consuming the end
 }

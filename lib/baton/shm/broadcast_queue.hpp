@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,7 @@ class BroadcastQueue {
   void require_reader(const char* operation) const;
   std::chrono::steady_clock::time_point deadline() const;
   [[noreturn]] void throw_readers_behind(const char* operation, std::uint64_t count) const;
+  bool wait_writer(const std::function<bool()>& ready);
   void wait_for_room(const char* operation);
   void complete_sends(bool all);
   int comm_rank_of_reader(int reader) const noexcept {

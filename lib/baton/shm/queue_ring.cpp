@@ -79,10 +79,6 @@ bool QueueRing::all_consumed(std::uint64_t count) const noexcept {
   return true;
 }
 
-bool QueueRing::wait_all_consumed(std::uint64_t count, Clock::time_point deadline) const {
-  return spin_then_yield([&] { return all_consumed(count); }, deadline);
-}
-
 bool QueueRing::has_room(std::uint64_t seq) const noexcept {
   return seq < chunks_ || all_consumed(seq + 1 - chunks_);
 }

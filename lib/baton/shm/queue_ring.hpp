@@ -81,8 +81,6 @@ class QueueRing {
   std::vector<int> readers_behind(std::uint64_t seq) const;
   /// True when every reader has finished `count` messages.
   bool all_consumed(std::uint64_t count) const noexcept;
-  /// Waits (spin, then yield) until all_consumed(count) or the deadline; false at the deadline.
-  bool wait_all_consumed(std::uint64_t count, Clock::time_point deadline) const;
   /// Readers whose consumed count is below `count`.
   std::vector<int> readers_below(std::uint64_t count) const;
   /// Publishes message `seq` (has_room(seq) must hold): copies `size` bytes of `data` into the

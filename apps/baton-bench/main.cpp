@@ -17,6 +17,7 @@ namespace po = boost::program_options;
 namespace bench {
 void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
+void run_queue(const baton::Communicator& comm, const Settings& settings);     // bench_queue.cpp
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
             [&] {
               app::require(
                   what == "p2p" || what == "collectives" || what == "all" || what == "dynamics" ||
-                      what == "pipeline",
+                      what == "pipeline" || what == "shm",
                   "what",
                   "unknown benchmark '" + what + "' (p2p, collectives, all, dynamics or pipeline)");
               app::require(settings.repeats >= 1, "repeats", "must be at least 1");
@@ -61,7 +62,10 @@ int main(int argc, char** argv) {
                                "mpiexec -n 2");
             },
             app::exit_usage);
-        if (what == "pipeline") {
+        if (what == "shm") {
+          bench::print_header(world, settings);
+          bench::run_queue(world, settings);
+        } else if (what == "pipeline") {
           bench::run_pipeline(world, settings);
         } else if (what == "dynamics") {
           bench::run_dynamics(world, settings);

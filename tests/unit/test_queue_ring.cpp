@@ -38,9 +38,8 @@ std::byte byte_of(std::uint64_t seq, std::size_t i) {
   return static_cast<std::byte>((seq * 131 + i * 7) & 0xffu);
 }
 
-Clock::time_point in_seconds(double s) {
-  return Clock::now() +
-         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+Clock::duration patience(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
 }  // namespace
@@ -56,7 +55,7 @@ TEST_CASE("queue ring: 10^5 messages of random sizes reach 3 reader threads whol
   for (int reader = 0; reader < readers; ++reader) {
     threads.emplace_back([&, reader] {
       for (std::uint64_t seq = 0; seq <= messages; ++seq) {
-        if (!r.ring.wait_published(seq, in_seconds(60))) {
+        if (!r.ring.wait_published(seq, patience(60))) {
           ++failures;
           return;
         }
@@ -83,11 +82,11 @@ TEST_CASE("queue ring: 10^5 messages of random sizes reach 3 reader threads whol
     const std::size_t size = size_of(seq, chunk_bytes);
     for (std::size_t i = 0; i < size; ++i)
       message[i] = byte_of(seq, i);
-    writer_ok = r.ring.wait_for_room(seq, in_seconds(60));
+    writer_ok = r.ring.wait_for_room(seq, patience(60));
     if (writer_ok)
       r.ring.publish(seq, QueueRing::Kind::message, size, message.data());
   }
-  writer_ok = writer_ok && r.ring.wait_for_room(messages, in_seconds(60));
+  writer_ok = writer_ok && r.ring.wait_for_room(messages, patience(60));
   if (writer_ok)
     r.ring.publish(messages, QueueRing::Kind::closed, 0, nullptr);
   for (auto& t : threads)
@@ -108,7 +107,7 @@ TEST_CASE("queue ring: a reader that stops consuming is the one named when the r
     threads.emplace_back([&, reader] {
       // Reader 1 finishes two messages and then stops; the others keep up.
       for (std::uint64_t seq = 0; seq < (reader == 1 ? 2u : 1000u); ++seq) {
-        while (!r.ring.wait_published(seq, in_seconds(0.01))) {
+        while (!r.ring.wait_published(seq, patience(0.01))) {
           if (stop)
             return;
         }
@@ -119,7 +118,7 @@ TEST_CASE("queue ring: a reader that stops consuming is the one named when the r
   }
   std::uint64_t seq = 0;
   for (; seq < 100; ++seq) {
-    if (!r.ring.wait_for_room(seq, in_seconds(0.5)))
+    if (!r.ring.wait_for_room(seq, patience(0.5)))
       break;
     r.ring.publish(seq, QueueRing::Kind::message, 1, "x");
   }
@@ -135,7 +134,7 @@ TEST_CASE("queue ring: a reader that stops consuming is the one named when the r
 TEST_CASE("queue ring: waits end at their deadline; kinds and sizes read back") {
   Ring r(1, 2, 64);
   const auto start = Clock::now();
-  CHECK_FALSE(r.ring.wait_published(0, in_seconds(0.05)));
+  CHECK_FALSE(r.ring.wait_published(0, patience(0.05)));
   CHECK(Clock::now() - start >= std::chrono::milliseconds(50));
   CHECK(r.ring.header_matches());
   r.ring.publish(0, QueueRing::Kind::overflow, 1u << 20, nullptr);

@@ -151,9 +151,8 @@ void BroadcastQueue::require_reader(const char* operation) const {
   }
 }
 
-std::chrono::steady_clock::time_point BroadcastQueue::deadline() const {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.deadline);
+std::chrono::steady_clock::duration BroadcastQueue::patience() const {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.deadline);
 }
 
 void BroadcastQueue::throw_readers_behind(const char* operation, std::uint64_t count) const {
@@ -169,7 +168,8 @@ void BroadcastQueue::throw_readers_behind(const char* operation, std::uint64_t c
                    : ")"));
 }
 
-bool BroadcastQueue::wait_writer(const std::function<bool()>& ready) {
+template <class Ready>
+bool BroadcastQueue::wait_writer(Ready&& ready) {
   // While sends are in flight, each poll also tests the oldest: some MPIs (MPICH) move a large
   // message only while its sender calls MPI, and a reader waiting for it holds up the ring.
   return detail::spin_then_yield(
@@ -178,7 +178,7 @@ bool BroadcastQueue::wait_writer(const std::function<bool()>& ready) {
           complete_sends(false);
         return ready();
       },
-      deadline());
+      patience());
 }
 
 void BroadcastQueue::wait_for_room(const char* operation) {
@@ -222,7 +222,7 @@ bool BroadcastQueue::pop(std::vector<std::byte>& message) {
   require_reader("pop");
   if (closed_)
     return false;
-  if (!ring_.wait_published(next_, deadline())) {
+  if (!ring_.wait_published(next_, patience())) {
     throw Error("baton::BroadcastQueue::pop: rank " + std::to_string(comm_.rank()) +
                 " received nothing from the writer (" + ranks_text(comm_, {writer_}) + ") within " +
                 std::to_string(options_.deadline.count()) + " s (waiting for message " +

@@ -21,7 +21,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,9 +87,10 @@ class BroadcastQueue {
  private:
   void require_writer(const char* operation) const;
   void require_reader(const char* operation) const;
-  std::chrono::steady_clock::time_point deadline() const;
+  std::chrono::steady_clock::duration patience() const;
   [[noreturn]] void throw_readers_behind(const char* operation, std::uint64_t count) const;
-  bool wait_writer(const std::function<bool()>& ready);
+  template <class Ready>
+  bool wait_writer(Ready&& ready);
   void wait_for_room(const char* operation);
   void complete_sends(bool all);
   int comm_rank_of_reader(int reader) const noexcept {

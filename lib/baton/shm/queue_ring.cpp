@@ -83,8 +83,8 @@ bool QueueRing::has_room(std::uint64_t seq) const noexcept {
   return seq < chunks_ || all_consumed(seq + 1 - chunks_);
 }
 
-bool QueueRing::wait_for_room(std::uint64_t seq, Clock::time_point deadline) const {
-  return spin_then_yield([&] { return has_room(seq); }, deadline);
+bool QueueRing::wait_for_room(std::uint64_t seq, Clock::duration patience) const {
+  return spin_then_yield([&] { return has_room(seq); }, patience);
 }
 
 std::vector<int> QueueRing::readers_below(std::uint64_t count) const {
@@ -117,8 +117,8 @@ bool QueueRing::is_published(std::uint64_t seq) const noexcept {
   return published(seq).load(std::memory_order_acquire) == seq + 1;
 }
 
-bool QueueRing::wait_published(std::uint64_t seq, Clock::time_point deadline) const {
-  return spin_then_yield([&] { return is_published(seq); }, deadline);
+bool QueueRing::wait_published(std::uint64_t seq, Clock::duration patience) const {
+  return spin_then_yield([&] { return is_published(seq); }, patience);
 }
 
 QueueRing::Slot QueueRing::read(std::uint64_t seq) const {

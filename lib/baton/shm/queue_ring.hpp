@@ -75,8 +75,8 @@ class QueueRing {
   // Writer side.
   /// True when message `seq`'s chunk is free (every reader finished message seq - chunks).
   bool has_room(std::uint64_t seq) const noexcept;
-  /// Waits (spin, then yield) until has_room(seq) or the deadline; false at the deadline.
-  bool wait_for_room(std::uint64_t seq, Clock::time_point deadline) const;
+  /// Waits (spin, then yield) until has_room(seq), at most `patience`; false if it ran out.
+  bool wait_for_room(std::uint64_t seq, Clock::duration patience) const;
   /// The readers that have not finished message seq - chunks (those holding chunk seq % chunks).
   std::vector<int> readers_behind(std::uint64_t seq) const;
   /// True when every reader has finished `count` messages.
@@ -90,8 +90,8 @@ class QueueRing {
   // Reader side.
   /// True when message `seq` is published.
   bool is_published(std::uint64_t seq) const noexcept;
-  /// Waits (spin, then yield) until is_published(seq) or the deadline; false at the deadline.
-  bool wait_published(std::uint64_t seq, Clock::time_point deadline) const;
+  /// Waits (spin, then yield) until is_published(seq), at most `patience`; false if it ran out.
+  bool wait_published(std::uint64_t seq, Clock::duration patience) const;
   /// Message `seq` (is_published(seq) must hold); payload valid until finish(reader, seq).
   Slot read(std::uint64_t seq) const;
   /// Reader `reader` is done with message `seq` (its chunk may be reused).
@@ -116,14 +116,16 @@ class QueueRing {
 
 /// Spin, then yield: the wait of both sides of the queue. Polls `ready()`: first in a tight loop
 /// (a message on its way arrives within microseconds), then giving the core away between polls
-/// (ranks may outnumber cores). Returns false when `deadline` passes first.
+/// (ranks may outnumber cores). Returns false when `patience` has passed since the tight loop ended
+/// (the clock is read only once the tight loop is over).
 template <class Ready>
-bool spin_then_yield(Ready&& ready, std::chrono::steady_clock::time_point deadline) {
+bool spin_then_yield(Ready&& ready, std::chrono::steady_clock::duration patience) {
   constexpr int spins = 2000;
   for (int i = 0; i < spins; ++i) {
     if (ready())
       return true;
   }
+  const auto deadline = std::chrono::steady_clock::now() + patience;
   for (unsigned i = 0;; ++i) {
     if (ready())
       return true;

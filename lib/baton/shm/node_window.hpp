@@ -40,6 +40,7 @@ class NodeWindow {
   int size() const noexcept { return static_cast<int>(segments_.size()); }
   /// Node rank `rank`'s segment, addressable by this process.
   std::byte* segment(int rank) const noexcept { return segments_[static_cast<std::size_t>(rank)]; }
+  /// At least the bytes node rank `rank` asked for (MPI may round a segment up to whole pages).
   std::size_t segment_size(int rank) const noexcept {
     return sizes_[static_cast<std::size_t>(rank)];
   }

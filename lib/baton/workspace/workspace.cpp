@@ -304,6 +304,9 @@ void Workspace::write(const Record& record) {
 }
 
 void Workspace::publish(const Record& record) {
+  // First every rank is here, so that no rank still reads the records this replaces; then the
+  // writes, whose agreement is the barrier after them.
+  barrier(comm_);
   on_every_rank(comm_, [&] { write(record); });
 }
 

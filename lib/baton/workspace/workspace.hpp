@@ -44,6 +44,7 @@ struct WorkspaceOptions {
 ///
 /// Every collective member (constructor, publish, read_all, remove) agrees on failure: an error on
 /// any rank is the same baton::CollectiveError on every rank, never a rank left waiting.
+/// One object is for one thread at a time (like the communicator it holds); not movable.
 class Workspace {
  public:
   using Options = WorkspaceOptions;
@@ -69,8 +70,9 @@ class Workspace {
   /// Local (not collective): replaces this rank's record, atomically. Throws baton::Error naming
   /// the file when writing fails (disk full, removed directory); the old record then stays.
   void write(const Record& record);
-  /// Collective: every rank writes its record, then all wait for all; afterwards any rank can
-  /// read any rank's record. A failure on any rank is the same CollectiveError everywhere.
+  /// Collective: waits until every rank is here (so no rank is still reading the records this
+  /// replaces), every rank writes its record, then all wait for all; afterwards any rank can read
+  /// any rank's record. A failure on any rank is the same CollectiveError everywhere.
   void publish(const Record& record);
 
   /// Local: rank `rank`'s record as last committed, or std::nullopt when it has none. A file that

@@ -48,3 +48,4 @@
 #include "baton/transport/bytes.hpp"
 #include "baton/transport/objects.hpp"
 #include "baton/transport/view_message.hpp"
+#include "baton/workspace/workspace.hpp"

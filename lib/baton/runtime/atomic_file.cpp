@@ -1,6 +1,7 @@
 #include "baton/runtime/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,9 +40,25 @@ void sync_path(const std::string& path, int flags, const char* who) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path, std::string suffix, bool append)
+AtomicFile::AtomicFile(std::string path, std::string suffix, bool append, int permissions)
     : path_(std::move(path)),
       temp_(path_ + (suffix.empty() ? ".tmp." + std::to_string(::getpid()) : suffix)) {
+  if (permissions >= 0) {
+    // Created (or found) without following a link, then set to exactly `permissions`: the umask
+    // can neither loosen nor tighten them.
+    const int fd =
+        ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? 0 : O_TRUNC),
+               static_cast<mode_t>(permissions));
+    if (fd < 0)
+      throw Error("baton::AtomicFile: cannot create '" + temp_ + "': " + os_error());
+    const int rc = ::fchmod(fd, static_cast<mode_t>(permissions));
+    const std::string why = rc != 0 ? os_error() : std::string();
+    ::close(fd);
+    if (rc != 0) {
+      std::remove(temp_.c_str());
+      throw Error("baton::AtomicFile: cannot set the permissions of '" + temp_ + "': " + why);
+    }
+  }
   out_.open(temp_, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
   if (!out_)
     throw Error("baton::AtomicFile: cannot open '" + temp_ + "' for writing: " + os_error());

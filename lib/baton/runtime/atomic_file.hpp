@@ -11,10 +11,17 @@ namespace baton {
 
 class AtomicFile {
  public:
+  /// Passed as `permissions`: the file gets what std::ofstream gives (0666 less the umask).
+  static constexpr int umask_permissions = -1;
+
   /// Opens `path + suffix` for writing (truncated, or appended to with `append`). Throws
   /// baton::Error naming it if that fails. The default suffix is unique to this process; a fixed
-  /// one (".part") lets a later run find the unfinished file.
-  explicit AtomicFile(std::string path, std::string suffix = {}, bool append = false);
+  /// one (".part") lets a later run find the unfinished file. With `permissions` >= 0 (e.g. 0600)
+  /// the temporary file, and so the committed one, has exactly those permission bits whatever the
+  /// umask (set with fchmod on the created file, which must not be a symbolic link; the stream then
+  /// reopens it by name, so keep such files in a directory only you can write).
+  explicit AtomicFile(std::string path, std::string suffix = {}, bool append = false,
+                      int permissions = umask_permissions);
   /// Without commit(): removes the temporary file, unless keep_partial() was called.
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;

@@ -46,3 +46,4 @@
 #include "baton/transport/bytes.hpp"
 #include "baton/transport/objects.hpp"
 #include "baton/transport/view_message.hpp"
+#include "baton/rma/symmetric_view.hpp"

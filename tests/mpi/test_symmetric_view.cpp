@@ -34,7 +34,7 @@ T value_of(int rank, int row, int col = 0) {
 template <class V>
 V rows_from(int origin, std::size_t first_row, std::size_t rows, std::size_t cols = 0) {
   using T = typename V::value_type;
-  if constexpr (V::rank == 1) {
+  if constexpr (static_cast<int>(V::rank) == 1) {
     V v("rows", rows);
     for (std::size_t i = 0; i < rows; ++i)
       v(i) = value_of<T>(origin, static_cast<int>(first_row + i));

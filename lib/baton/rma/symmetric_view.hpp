@@ -45,9 +45,8 @@
 namespace baton {
 
 /// Why a SymmetricView cannot live in a memory space, or "" when it can (pure, for tests).
-/// Host-accessible memory always can (MPI_Win_allocate); device memory only when MPI is GPU-aware
-/// (`aware`, as baton::gpu_aware_mpi() decides it), and then it is a Kokkos allocation exposed with
-/// MPI_Win_create. `space_name` names the space in the text (e.g. "Cuda").
+/// Host-accessible memory always can; device-only memory only when MPI is GPU-aware (`aware`, as
+/// baton::gpu_aware_mpi() decides it). `space_name` names the space in the text (e.g. "Cuda").
 std::string symmetric_space_problem(const std::string& space_name, bool host_accessible,
                                     const GpuAwareness& aware);
 
@@ -168,22 +167,23 @@ class LockAllScope {
 ///
 /// `DataType` is a Kokkos data type with only run-time extents (`double*`, `int**`, up to 8) of an
 /// arithmetic value type. `MemorySpace` defaults to Kokkos::HostSpace (memory from
-/// MPI_Win_allocate); a device space is allowed only where MPI is GPU-aware
-/// (baton::gpu_aware_mpi()), otherwise allocation throws the same baton::Error on every rank.
+/// MPI_Win_allocate); any other space is a Kokkos allocation exposed with MPI_Win_create, allowed
+/// when the host can reach it (pinned, UVM) or, for device-only memory, where MPI is GPU-aware
+/// (baton::gpu_aware_mpi()); otherwise allocation throws the same baton::Error on every rank.
 /// This rank's part is local(), LayoutRight. Move-only.
 template <class DataType, class MemorySpace = Kokkos::HostSpace>
 class SymmetricView {
-  using Traits = Kokkos::ViewTraits<DataType>;
+  using Shape = Kokkos::View<DataType, Kokkos::LayoutRight, Kokkos::HostSpace>;  // a type only
 
  public:
-  using value_type = typename Traits::non_const_value_type;
+  using value_type = typename Shape::non_const_value_type;
   using memory_space = MemorySpace;
-  using local_view_type = Kokkos::View<typename Traits::non_const_data_type, Kokkos::LayoutRight,
+  using local_view_type = Kokkos::View<typename Shape::non_const_data_type, Kokkos::LayoutRight,
                                        MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr int rank = static_cast<int>(Traits::rank);
+  static constexpr int rank = static_cast<int>(Shape::rank);
 
   static_assert(rank >= 1, "a SymmetricView has at least one extent");
-  static_assert(static_cast<int>(Traits::rank_dynamic) == static_cast<int>(Traits::rank),
+  static_assert(static_cast<int>(Shape::rank_dynamic) == static_cast<int>(Shape::rank),
                 "a SymmetricView's extents are all run-time extents (double**, not double*[3])");
   static_assert(std::is_arithmetic_v<value_type>,
                 "a SymmetricView holds an arithmetic type (it has a predefined MPI datatype)");
@@ -204,12 +204,12 @@ class SymmetricView {
       : label_(std::move(label)), device_memory_(allocate_device(comm, extents)) {
     Communicator own = comm.duplicate();
     void* base = nullptr;
-    if constexpr (!host_memory)
+    if constexpr (!window_allocates)
       base = device_memory_.data();
     window_ = std::make_unique<detail::SymmetricWindow>(
         std::move(own), std::vector<std::size_t>(extents.begin(), extents.end()),
         sizeof(value_type), base, space_problem());
-    if constexpr (!host_memory) {
+    if constexpr (!window_allocates) {
       Kokkos::fence();  // the zeroing kernel is done before the window is used
     }
   }
@@ -309,23 +309,27 @@ class SymmetricView {
   bool freed() const noexcept { return !window_ || window_->freed(); }
 
  private:
-  static constexpr bool host_memory =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+  // Kokkos::HostSpace: MPI_Win_allocate's memory. Any other space (device, UVM, pinned): a Kokkos
+  // allocation in that space, exposed with MPI_Win_create, allowed when the host can reach it or
+  // MPI is GPU-aware.
+  static constexpr bool window_allocates = std::is_same_v<MemorySpace, Kokkos::HostSpace>;
+  static constexpr bool host_accessible =
+      Kokkos::SpaceAccessibility<Kokkos::DefaultHostExecutionSpace, MemorySpace>::accessible;
   using DeviceView = Kokkos::View<value_type*, MemorySpace>;
 
   static std::string space_problem() {
-    if constexpr (host_memory) {
+    if constexpr (host_accessible) {
       return std::string();
     } else {
       return symmetric_space_problem(MemorySpace::name(), false, gpu_aware_mpi());
     }
   }
 
-  // Device memory: a Kokkos allocation, zeroed; agreed so that a failure on one rank is seen by
+  // Other spaces: a Kokkos allocation, zeroed; agreed so that a failure on one rank is seen by
   // all.
   static DeviceView allocate_device(const Communicator& comm,
                                     const std::array<std::size_t, rank>& extents) {
-    if constexpr (host_memory) {
+    if constexpr (window_allocates) {
       (void)comm;
       (void)extents;
       return DeviceView();
@@ -368,10 +372,10 @@ class SymmetricView {
                   "the View has the SymmetricView's rank (a run of rows)");
     static_assert(std::is_same_v<typename V::non_const_value_type, value_type>,
                   "the View has the SymmetricView's value type");
-    static_assert(
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible ||
-            std::is_same_v<typename V::memory_space, MemorySpace>,
-        "the View is in host memory or in the SymmetricView's memory space");
+    static_assert(Kokkos::SpaceAccessibility<Kokkos::DefaultHostExecutionSpace,
+                                             typename V::memory_space>::accessible ||
+                      std::is_same_v<typename V::memory_space, MemorySpace>,
+                  "the View is in host memory or in the SymmetricView's memory space");
     window_->begin_operation(op, target);
     std::vector<std::size_t> shape(static_cast<std::size_t>(rank));
     for (int d = 0; d < rank; ++d)

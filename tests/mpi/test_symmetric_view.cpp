@@ -369,3 +369,24 @@ TEST_CASE("device memory needs GPU-aware MPI: the decision") {
   baton::SymmetricView<double*, Kokkos::HostSpace> host(baton::test::world(), "host", 1);
   CHECK_FALSE(host.freed());
 }
+
+TEST_CASE("the destructor ends a lock_all epoch and frees; a scope's unlock() ends it early") {
+  const baton::Communicator& world = baton::test::world();
+  {
+    baton::SymmetricView<int*> sym(world, "sym", 2);
+    auto scope = sym.lock_all_scope();
+    scope.unlock();
+    CHECK(sym.epoch() == baton::RmaEpoch::none);
+    CHECK(contains(error_of([&] { sym.unlock_all(); }), "no lock_all epoch is open"));
+    sym.lock_all();
+  }  // destroyed inside lock_all on every rank: unlocked, then freed collectively
+  // The world is usable afterwards (no rank is left in the free).
+  baton::SymmetricView<int*> next(world, "next", 1);
+  next.fence();
+  Kokkos::View<int*, Kokkos::HostSpace> one("one", 1);
+  one(0) = 7;
+  next.accumulate(0, 0, one);
+  next.fence();
+  if (world.rank() == 0)
+    CHECK(next.local()(0) == 7 * world.size());
+}

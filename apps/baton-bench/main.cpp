@@ -2,6 +2,8 @@
 //   mpiexec -n 2 baton-bench p2p | collectives | all [--json] [--repeats N] [--max-bytes B]
 //   baton-bench dynamics [--json] [--repeats N]: LJ kernels beside LAMMPS, per rank
 //   mpiexec -n 2 baton-bench pipeline: a hand-off beside raw MPI; fire | nve efficiency per mode
+//   mpiexec -n 4 baton-bench shm: the broadcast queue beside MPI_Bcast, symmetric Views (one-sided
+//     put + flush) beside MPI_Send/MPI_Recv
 #include <baton/runtime/runtime.hpp>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -18,6 +20,8 @@ namespace bench {
 void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
 void run_queue(const baton::Communicator& comm, const Settings& settings);     // bench_queue.cpp
+void run_symmetric(const baton::Communicator& comm,
+                   const Settings& settings);  // bench_symmetric.cpp
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -27,11 +31,11 @@ int main(int argc, char** argv) {
   spec.usage =
       "baton-bench: Baton against raw MPI on the same buffers, in the same run (ratio = baton_us / "
       "mpi_us)\n"
-      "  mpiexec -n 2 baton-bench [p2p | collectives | all | dynamics | pipeline] [options]\n"
-      "  p2p and all need at least 2 ranks\n\n";
+      "  mpiexec -n 2 baton-bench [p2p | collectives | all | dynamics | pipeline | shm] [options]\n"
+      "  p2p, all and shm need at least 2 ranks\n\n";
   // clang-format off
   spec.options.add_options()
-    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics or pipeline")
+    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics, pipeline or shm (shared memory: broadcast queue, symmetric Views)")
     ("json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")
     ("repeats", app::value(&settings.repeats, settings.repeats), "median over this many repeats (>= 1)")
     ("seconds", app::value(&settings.seconds_per_repeat, settings.seconds_per_repeat), "target duration of one repeat (> 0)")
@@ -45,30 +49,32 @@ int main(int argc, char** argv) {
         baton::on_every_rank(
             world,
             [&] {
-              app::require(
-                  what == "p2p" || what == "collectives" || what == "all" || what == "dynamics" ||
-                      what == "pipeline" || what == "shm",
-                  "what",
-                  "unknown benchmark '" + what + "' (p2p, collectives, all, dynamics or pipeline)");
+              app::require(what == "p2p" || what == "collectives" || what == "all" ||
+                               what == "dynamics" || what == "pipeline" || what == "shm",
+                           "what",
+                           "unknown benchmark '" + what +
+                               "' (p2p, collectives, all, dynamics, pipeline or shm)");
               app::require(settings.repeats >= 1, "repeats", "must be at least 1");
               app::require(
                   std::isfinite(settings.seconds_per_repeat) && settings.seconds_per_repeat > 0,
                   "seconds", "must be a finite number > 0");
               app::require(settings.min_bytes >= 1 && settings.min_bytes <= settings.max_bytes,
                            "min-bytes", "must be at least 1 and at most --max-bytes");
-              app::require(world.size() >= 2 || (what != "p2p" && what != "all"), "what",
+              app::require(world.size() >= 2 || (what != "p2p" && what != "all" && what != "shm"),
+                           "what",
                            "'" + what +
-                               "' needs at least 2 ranks (ranks 0 and 1 ping-pong); run it with "
-                               "mpiexec -n 2");
+                               "' needs at least 2 ranks (ranks 0 and 1 exchange messages); run it "
+                               "with mpiexec -n 2");
             },
             app::exit_usage);
-        if (what == "shm") {
-          bench::print_header(world, settings);
-          bench::run_queue(world, settings);
-        } else if (what == "pipeline") {
+        if (what == "pipeline") {
           bench::run_pipeline(world, settings);
         } else if (what == "dynamics") {
           bench::run_dynamics(world, settings);
+        } else if (what == "shm") {
+          bench::print_header(world, settings);
+          bench::run_queue(world, settings);
+          bench::run_symmetric(world, settings);
         } else {
           bench::print_header(world, settings);
           if (what == "p2p" || what == "all")

@@ -111,7 +111,7 @@ SymmetricWindow::SymmetricWindow(Communicator comm, std::vector<std::size_t> ext
     // Rounded up to whole 64-byte blocks: MPICH 4.0.2's shared-memory windows put a target rank's
     // part at the wrong address for some per-rank sizes (20 and 24 bytes wrong, 32 and 64 right;
     // reproduced in plain C: 5 ints per rank, a put at displacement 4 lands at 3 on rank 1, at 2
-    // on rank 2). Padded, every size tried was right (docs/symmetric-views.md).
+    // on rank 2). Padded, every size tried was right (docs/shared-memory.md).
     const MPI_Aint padded = (size + 63) / 64 * 64;
     check_mpi(MPI_Win_allocate(padded, unit, MPI_INFO_NULL, comm_.raw(), &base_, &win_),
               "MPI_Win_allocate", comm_.raw());

@@ -23,7 +23,7 @@
 /// rows, extents, contiguity) happen on the calling rank only: the operation is one-sided and no
 /// other rank takes part. Allocation (extents that differ between ranks, a memory space MPI cannot
 /// read) and free() (an epoch still open on some rank) agree, and throw the same error on every
-/// rank. See docs/symmetric-views.md for what is and is not detected.
+/// rank. See docs/shared-memory.md for what is and is not detected.
 
 #include <mpi.h>
 

@@ -6,6 +6,7 @@
 #include "baton/collectives/bundle.hpp"
 #include "baton/collectives/record.hpp"
 #include "baton/shm/node_window.hpp"
+#include "baton/shm/gather.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/comm/communicator.hpp"
 #include "baton/comm/group.hpp"

@@ -2,6 +2,7 @@
 //   mpiexec -n 2 baton-bench p2p | collectives | all [--json] [--repeats N] [--max-bytes B]
 //   baton-bench dynamics [--json] [--repeats N]: LJ kernels beside LAMMPS, per rank
 //   mpiexec -n 2 baton-bench pipeline: a hand-off beside raw MPI; fire | nve efficiency per mode
+//   mpiexec -n 4 baton-bench node-gather [--max-bytes B]: node gathers beside MPI_Gatherv
 #include <baton/runtime/runtime.hpp>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -17,6 +18,8 @@ namespace po = boost::program_options;
 namespace bench {
 void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
+void run_node_gather(const baton::Communicator& comm,
+                     const Settings& settings);  // bench_node_gather.cpp
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -26,11 +29,12 @@ int main(int argc, char** argv) {
   spec.usage =
       "baton-bench: Baton against raw MPI on the same buffers, in the same run (ratio = baton_us / "
       "mpi_us)\n"
-      "  mpiexec -n 2 baton-bench [p2p | collectives | all | dynamics | pipeline] [options]\n"
+      "  mpiexec -n 2 baton-bench [p2p | collectives | all | dynamics | pipeline | node-gather] "
+      "[options]\n"
       "  p2p and all need at least 2 ranks\n\n";
   // clang-format off
   spec.options.add_options()
-    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics or pipeline")
+    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics, pipeline or node-gather")
     ("json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")
     ("repeats", app::value(&settings.repeats, settings.repeats), "median over this many repeats (>= 1)")
     ("seconds", app::value(&settings.seconds_per_repeat, settings.seconds_per_repeat), "target duration of one repeat (> 0)")
@@ -44,11 +48,11 @@ int main(int argc, char** argv) {
         baton::on_every_rank(
             world,
             [&] {
-              app::require(
-                  what == "p2p" || what == "collectives" || what == "all" || what == "dynamics" ||
-                      what == "pipeline",
-                  "what",
-                  "unknown benchmark '" + what + "' (p2p, collectives, all, dynamics or pipeline)");
+              app::require(what == "p2p" || what == "collectives" || what == "all" ||
+                               what == "dynamics" || what == "pipeline" || what == "node-gather",
+                           "what",
+                           "unknown benchmark '" + what +
+                               "' (p2p, collectives, all, dynamics, pipeline or node-gather)");
               app::require(settings.repeats >= 1, "repeats", "must be at least 1");
               app::require(
                   std::isfinite(settings.seconds_per_repeat) && settings.seconds_per_repeat > 0,
@@ -65,6 +69,9 @@ int main(int argc, char** argv) {
           bench::run_pipeline(world, settings);
         } else if (what == "dynamics") {
           bench::run_dynamics(world, settings);
+        } else if (what == "node-gather") {
+          bench::print_header(world, settings);
+          bench::run_node_gather(world, settings);
         } else {
           bench::print_header(world, settings);
           if (what == "p2p" || what == "all")

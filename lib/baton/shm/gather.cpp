@@ -101,20 +101,21 @@ NodeGather::NodeGather(const Group& group, NodeGatherOptions options)
   const int me = comm_.rank();
   std::string problem;
   char mine = 0;
-  try {
-    for (int r : options_.remote) {
-      if (r <= 0 || r >= size) {
-        throw Error("NodeGatherOptions::remote lists group rank " + std::to_string(r) +
-                    "; only ranks 1 to " + std::to_string(size - 1) +
-                    " of the group can be treated as remote (rank 0 is the first rank)");
-      }
+  for (int r : options_.remote) {
+    if ((r <= 0 || r >= size) && problem.empty()) {
+      problem = "baton::NodeGather: NodeGatherOptions::remote lists group rank " +
+                std::to_string(r) + "; only ranks 1 to " + std::to_string(size - 1) +
+                " of the group can be treated as remote (rank 0 is the first rank)";
     }
+  }
+  try {
     const Communicator node = comm_.split_node();
     const bool forced =
         std::find(options_.remote.begin(), options_.remote.end(), me) != options_.remote.end();
     mine = holds_rank_zero(comm_, node) && !forced ? 1 : 0;
   } catch (const std::exception& e) {
-    problem = "baton::NodeGather: group rank " + std::to_string(me) + ": " + text_of(e);
+    if (problem.empty())
+      problem = "baton::NodeGather: group rank " + std::to_string(me) + ": " + text_of(e);
   }
   agree_on_failure(comm_, problem, problem.empty() ? 0 : 1);
 
@@ -146,37 +147,37 @@ void NodeGather::grow(const std::vector<std::size_t>& needed, bool exact, const 
   }
   // Until every member has its new segment, no member has one.
   std::fill(capacities_.begin(), capacities_.end(), std::size_t(0));
-  const auto me = static_cast<std::size_t>(comm_.rank());
+  std::size_t total = 0;
+  std::size_t largest = 0;
+  for (std::size_t g = 0; g < wanted.size(); ++g) {
+    total = wanted[g] > SIZE_MAX - total ? SIZE_MAX : total + wanted[g];
+    largest = wanted[g] > wanted[largest] ? g : largest;
+  }
+  const std::string prefix = std::string(operation) + ": cannot allocate node shared memory";
   std::string problem;
   if (!node_.is_null()) {
     try {
       window_.free();  // the old segments first: both need not fit at once
       // Some MPIs (Open MPI's osc/sm) leave the other ranks waiting when one rank's part of
       // MPI_Win_allocate_shared fails, so a request that cannot fit is refused before asking.
-      std::size_t total = 0;
-      for (std::size_t g = 0; g < wanted.size(); ++g)
-        total = wanted[g] > SIZE_MAX - total ? SIZE_MAX : total + wanted[g];
       const std::size_t free_bytes = free_shared_memory();
       if (total > free_bytes) {
-        throw Error("the records on the first rank's node need " + std::to_string(total) +
-                    " bytes of shared memory together (group rank " + std::to_string(me) +
-                    " needs " + std::to_string(wanted[me]) + "), and only " +
-                    std::to_string(free_bytes) +
-                    " are free; gather smaller records, or fewer ranks per node");
+        problem = prefix + ": the members on the first rank's node need " + std::to_string(total) +
+                  " bytes together (group rank " + std::to_string(largest) + " alone " +
+                  std::to_string(wanted[largest]) + "), and " + std::to_string(free_bytes) +
+                  " are free; gather smaller records, or run fewer ranks per node";
       }
     } catch (const std::exception& e) {
-      problem = std::string(operation) + ": allocating node shared memory on group rank " +
-                std::to_string(me) + ": " + text_of(e);
+      problem = prefix + ": " + text_of(e);
     }
   }
   agree_on_failure(comm_, problem, problem.empty() ? 0 : 1);
   if (!node_.is_null()) {
     try {
-      window_ = NodeWindow(node_, wanted[me], operation);
+      window_ = NodeWindow(node_, wanted[static_cast<std::size_t>(comm_.rank())], operation);
     } catch (const std::exception& e) {
-      problem = std::string(operation) + ": allocating node shared memory (" +
-                std::to_string(wanted[me]) + " bytes on group rank " + std::to_string(me) +
-                ") failed: " + text_of(e);
+      problem = prefix + " (" + std::to_string(total) +
+                " bytes for the node's members together): " + text_of(e);
     }
   }
   agree_on_failure(comm_, problem, problem.empty() ? 0 : 1);

@@ -12,7 +12,9 @@
 // - gather_to_first: the one-shot form (a NodeGather, its communicators and shared memory made and
 //   freed in every iteration), up to 1 MiB (past that it only grows with the page faults).
 // The MPI side of every row: MPI_Gather of the byte count (as a caller who does not know the other
-// ranks' sizes must) and MPI_Gatherv of the bytes into a receive buffer allocated once on rank 0.
+// ranks' sizes must) and MPI_Gatherv of the bytes into a receive buffer allocated once on rank 0;
+// except in node_gather_vs_alloc (the node_gather call again), where MPI_Gatherv receives into a
+// buffer allocated (not zero-filled) and freed in every iteration, as owned results need.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -22,6 +24,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -73,7 +76,7 @@ void run_node_gather(const baton::Communicator& comm, const Settings& settings) 
     const int count = static_cast<int>(bytes);
     std::vector<int> counts(static_cast<std::size_t>(ranks)), offsets(counts.size());
     std::vector<std::uint8_t> received(comm.rank() == 0 ? bytes * counts.size() : 0);
-    auto mpi_gatherv = [&] {
+    auto gatherv_into = [&](std::uint8_t* out) {
       baton::check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, raw),
                        "MPI_Gather", raw);
       if (comm.rank() == 0) {
@@ -83,14 +86,25 @@ void run_node_gather(const baton::Communicator& comm, const Settings& settings) 
           total += counts[r];
         }
       }
-      baton::check_mpi(MPI_Gatherv(data.data(), count, MPI_BYTE, received.data(), counts.data(),
-                                   offsets.data(), MPI_BYTE, 0, raw),
+      baton::check_mpi(MPI_Gatherv(data.data(), count, MPI_BYTE, out, counts.data(), offsets.data(),
+                                   MPI_BYTE, 0, raw),
                        "MPI_Gatherv", raw);
     };
+    auto mpi_gatherv = [&] { gatherv_into(received.data()); };
 
     print(comm, settings,
           compare(
               comm, settings, "node_gather", bytes, [&] { gather.gather(record); }, mpi_gatherv));
+    // The same Baton call beside MPI receiving into a fresh (not zero-filled) buffer every time,
+    // as an MPI program that hands out an owned result must.
+    print(comm, settings,
+          compare(
+              comm, settings, "node_gather_vs_alloc", bytes, [&] { gather.gather(record); },
+              [&] {
+                std::unique_ptr<std::uint8_t[]> fresh(
+                    comm.rank() == 0 ? new std::uint8_t[bytes * counts.size()] : nullptr);
+                gatherv_into(fresh.get());
+              }));
     print(comm, settings,
           compare(
               comm, settings, "node_gather_encoded", bytes, [&] { gather.gather_encoded(record); },

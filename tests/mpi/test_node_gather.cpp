@@ -393,3 +393,24 @@ TEST_CASE("options naming the first rank or a rank outside the group are refused
     CHECK(same_on_every_rank(world, text));
   }
 }
+
+TEST_CASE("gather(Record&&) moves the first rank's own record and leaves the others' alone") {
+  const baton::Communicator& world = baton::test::world();
+  baton::Group group(world, all_ranks(world.size()));
+  baton::NodeGather gather(group);
+  baton::Record mine = sample(world.rank(), 5);
+  const auto got = gather.gather(std::move(mine));
+  if (world.rank() == 0) {
+    REQUIRE(got.size() == static_cast<std::size_t>(world.size()));
+    for (int g = 0; g < world.size(); ++g)
+      CHECK(count_differences(got[g].record, sample(g, 5)) == 0);
+  } else {
+    CHECK(got.empty());
+    CHECK(count_differences(mine, sample(world.rank(), 5)) == 0);  // not moved from
+  }
+  // The one-shot form too.
+  const auto once = baton::gather_to_first(group, sample(world.rank(), 6));
+  CHECK(once.size() == (world.rank() == 0 ? static_cast<std::size_t>(world.size()) : 0u));
+  for (const baton::GatherEntry& entry : once)
+    CHECK(count_differences(entry.record, sample(entry.rank, 6)) == 0);
+}

@@ -202,7 +202,7 @@ void NodeGather::reserve(std::size_t bytes) {
     grow(needed, true, "baton::NodeGather::reserve");
 }
 
-void NodeGather::run(const Record& record, Mode mode, const char* operation,
+void NodeGather::run(const Record& record, Record* movable, Mode mode, const char* operation,
                      std::vector<GatherEntry>* owned, std::vector<EncodedEntry>* encoded) {
   const int me = comm_.rank();
   const auto size = static_cast<std::size_t>(comm_.size());
@@ -282,7 +282,7 @@ void NodeGather::run(const Record& record, Mode mode, const char* operation,
         if (length == 0) {
           // an empty entry
         } else if (g == 0 && mode == Mode::owned) {
-          owned->push_back({rank, copy_record(record)});
+          owned->push_back({rank, movable ? std::move(*movable) : copy_record(record)});
           continue;
         } else if (shared_[g]) {
           data = window_.segment(node_rank_[g]);
@@ -324,7 +324,17 @@ std::vector<GatherEntry> NodeGather::gather(const Record& record) {
     return out;
   if (is_first())
     out.reserve(static_cast<std::size_t>(size()));
-  run(record, Mode::owned, "baton::NodeGather::gather", &out, nullptr);
+  run(record, nullptr, Mode::owned, "baton::NodeGather::gather", &out, nullptr);
+  return out;
+}
+
+std::vector<GatherEntry> NodeGather::gather(Record&& record) {
+  std::vector<GatherEntry> out;
+  if (!is_member())
+    return out;
+  if (is_first())
+    out.reserve(static_cast<std::size_t>(size()));
+  run(record, &record, Mode::owned, "baton::NodeGather::gather", &out, nullptr);
   return out;
 }
 
@@ -336,7 +346,7 @@ std::vector<EncodedEntry> NodeGather::gather_encoded(const Record& record) {
     b = ByteBuffer();
   if (is_first())
     out.reserve(static_cast<std::size_t>(size()));
-  run(record, Mode::encoded, "baton::NodeGather::gather_encoded", nullptr, &out);
+  run(record, nullptr, Mode::encoded, "baton::NodeGather::gather_encoded", nullptr, &out);
   return out;
 }
 
@@ -348,12 +358,20 @@ std::vector<GatherEntry> gather_to_first(const Group& group, const Record& recor
   return gather.gather(record);
 }
 
+std::vector<GatherEntry> gather_to_first(const Group& group, Record&& record,
+                                         const NodeGatherOptions& options) {
+  if (!group.is_member())
+    return {};
+  NodeGather gather(group, options);
+  return gather.gather(std::move(record));
+}
+
 std::vector<GatherEntry> gather_to_first(const Group& group, const std::string& config,
                                          const ViewBundle& views,
                                          const NodeGatherOptions& options) {
   if (!group.is_member())
     return {};
-  return gather_to_first(group, make_record(config, views), options);
+  return gather_to_first(group, make_record(config, views), options);  // moved on the first
 }
 
 }  // namespace baton

@@ -95,6 +95,9 @@ class NodeGather {
   /// shared memory may be reused. A member with nothing to give passes an empty Record (empty
   /// config, no Views) and appears as an empty entry.
   std::vector<GatherEntry> gather(const Record& record);
+  /// As gather(const Record&), but the first rank moves its own record into its entry instead of
+  /// copying it (on the other members `record` is left as it was).
+  std::vector<GatherEntry> gather(Record&& record);
 
   /// As gather(), but the first rank gets the records in their wire form, not copied: members on
   /// its node are read in place in shared memory. Valid until the next gather on this object or
@@ -122,8 +125,8 @@ class NodeGather {
 
  private:
   enum class Mode { owned, encoded };
-  void run(const Record& record, Mode mode, const char* operation, std::vector<GatherEntry>* owned,
-           std::vector<EncodedEntry>* encoded);
+  void run(const Record& record, Record* movable, Mode mode, const char* operation,
+           std::vector<GatherEntry>* owned, std::vector<EncodedEntry>* encoded);
   void grow(const std::vector<std::size_t>& needed, bool exact, const char* operation);
 
   Communicator comm_;  // a duplicate of the group communicator
@@ -145,6 +148,9 @@ std::vector<GatherEntry> gather_to_first(const Group& group, const std::string& 
                                          const ViewBundle& views,
                                          const NodeGatherOptions& options = NodeGatherOptions());
 std::vector<GatherEntry> gather_to_first(const Group& group, const Record& record,
+                                         const NodeGatherOptions& options = NodeGatherOptions());
+/// As above; the first rank moves its own record into its entry.
+std::vector<GatherEntry> gather_to_first(const Group& group, Record&& record,
                                          const NodeGatherOptions& options = NodeGatherOptions());
 
 /// A copy of `record` (ViewBundle is move-only): one copy of every View's bytes.

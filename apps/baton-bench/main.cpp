@@ -2,8 +2,8 @@
 //   mpiexec -n 2 baton-bench p2p | collectives | all [--json] [--repeats N] [--max-bytes B]
 //   baton-bench dynamics [--json] [--repeats N]: LJ kernels beside LAMMPS, per rank
 //   mpiexec -n 2 baton-bench pipeline: a hand-off beside raw MPI; fire | nve efficiency per mode
-//   mpiexec -n 4 baton-bench shm: the broadcast queue beside MPI_Bcast, symmetric Views (one-sided
-//     put + flush) beside MPI_Send/MPI_Recv
+//   mpiexec -n 4 baton-bench shm: node gathers beside MPI_Gatherv, the broadcast queue beside
+//     MPI_Bcast, symmetric Views (one-sided put + flush) beside MPI_Send/MPI_Recv
 #include <baton/runtime/runtime.hpp>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -19,7 +19,9 @@ namespace po = boost::program_options;
 namespace bench {
 void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
-void run_queue(const baton::Communicator& comm, const Settings& settings);     // bench_queue.cpp
+void run_node_gather(const baton::Communicator& comm,
+                     const Settings& settings);                             // bench_node_gather.cpp
+void run_queue(const baton::Communicator& comm, const Settings& settings);  // bench_queue.cpp
 void run_symmetric(const baton::Communicator& comm,
                    const Settings& settings);  // bench_symmetric.cpp
 }  // namespace bench
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
       "  p2p, all and shm need at least 2 ranks\n\n";
   // clang-format off
   spec.options.add_options()
-    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics, pipeline or shm (shared memory: broadcast queue, symmetric Views)")
+    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics, pipeline or shm (shared memory: node gather, broadcast queue, symmetric Views)")
     ("json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")
     ("repeats", app::value(&settings.repeats, settings.repeats), "median over this many repeats (>= 1)")
     ("seconds", app::value(&settings.seconds_per_repeat, settings.seconds_per_repeat), "target duration of one repeat (> 0)")
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
           bench::run_dynamics(world, settings);
         } else if (what == "shm") {
           bench::print_header(world, settings);
+          bench::run_node_gather(world, settings);
           bench::run_queue(world, settings);
           bench::run_symmetric(world, settings);
         } else {

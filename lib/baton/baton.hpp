@@ -43,6 +43,7 @@
 #include "baton/runtime/gpu_aware.hpp"
 #include "baton/runtime/runtime.hpp"
 #include "baton/shm/broadcast_queue.hpp"
+#include "baton/shm/gather.hpp"
 #include "baton/shm/node_window.hpp"
 #include "baton/timing/report.hpp"
 #include "baton/timing/timers.hpp"

@@ -19,11 +19,6 @@ namespace po = boost::program_options;
 namespace bench {
 void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
-void run_node_gather(const baton::Communicator& comm,
-                     const Settings& settings);                             // bench_node_gather.cpp
-void run_queue(const baton::Communicator& comm, const Settings& settings);  // bench_queue.cpp
-void run_symmetric(const baton::Communicator& comm,
-                   const Settings& settings);  // bench_symmetric.cpp
 }  // namespace bench
 
 int main(int argc, char** argv) {

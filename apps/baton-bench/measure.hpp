@@ -47,5 +47,9 @@ std::vector<std::size_t> sizes(const Settings& settings);
 
 void run_p2p(const baton::Communicator& comm, const Settings& settings);
 void run_collectives(const baton::Communicator& comm, const Settings& settings);
+// baton-bench shm: bench_node_gather.cpp, bench_queue.cpp, bench_symmetric.cpp
+void run_node_gather(const baton::Communicator& comm, const Settings& settings);
+void run_queue(const baton::Communicator& comm, const Settings& settings);
+void run_symmetric(const baton::Communicator& comm, const Settings& settings);
 
 }  // namespace bench

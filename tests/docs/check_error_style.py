@@ -43,6 +43,8 @@ ALLOWED_BUILT_PREFIXES = {
     "baton::Communicator::": re.compile(r'^\)\s*\+\s*operation\s*\+\s*": '),
     # std::string("baton::Group::") + operation + ": the group is empty"   (group.cpp)
     "baton::Group::": re.compile(r'^\)\s*\+\s*operation\s*\+\s*": '),
+    # std::string("baton::BroadcastQueue::") + operation + ": rank " ...   (broadcast_queue.cpp)
+    "baton::BroadcastQueue::": re.compile(r'^\)\s*\+\s*operation\s*\+\s*": '),
 }
 
 # Old message prefixes that must not come back as the start of a string literal, in code or in

@@ -159,7 +159,7 @@ void BroadcastQueue::throw_readers_behind(const char* operation, std::uint64_t c
   std::vector<int> stuck;
   for (int reader : ring_.readers_below(count))
     stuck.push_back(comm_rank_of_reader(reader));
-  throw Error("baton::BroadcastQueue::" + std::string(operation) + ": reader " +
+  throw Error(std::string("baton::BroadcastQueue::") + operation + ": reader " +
               ranks_text(comm_, stuck) + " did not consume message " + std::to_string(count - 1) +
               " within " + std::to_string(options_.deadline.count()) + " s (the writer, rank " +
               std::to_string(writer_) + ", waited for it" +

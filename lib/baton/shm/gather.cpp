@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -289,8 +290,9 @@ void NodeGather::run(const Record& record, Record* movable, Mode mode, const cha
         } else {
           received = recv(comm_, rank, record_tag);
           if (received.bytes.size() != length) {
-            throw Error("its message has " + std::to_string(received.bytes.size()) +
-                        " bytes, it announced " + std::to_string(length));
+            // Caught below and reported inside the first rank's "baton::NodeGather" message.
+            throw std::runtime_error("its message has " + std::to_string(received.bytes.size()) +
+                                     " bytes, it announced " + std::to_string(length));
           }
           data = received.bytes.data();
           if (mode == Mode::encoded) {  // kept until the next gather

@@ -6,7 +6,7 @@
 /// Members on the first rank's node write their encoded record straight into node shared memory
 /// (a baton::NodeWindow, MPI_Win_allocate_shared: no POSIX names, nothing outlives the job) and
 /// the first rank reads it from there; members on other nodes send it as an MPI message. The two
-/// paths mix freely in one gather. See docs/node-gather.md.
+/// paths mix freely in one gather. See docs/shared-memory.md ("Node gathers").
 
 #include <cstddef>
 #include <cstdint>

@@ -8,7 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "error_of.hpp"
 #include "mpi_doctest.hpp"
+
+using baton::test::error_of;
 
 namespace {
 
@@ -31,17 +34,6 @@ std::vector<std::byte> message_of(std::uint64_t i, std::size_t chunk_bytes) {
   for (std::size_t k = 0; k < m.size(); ++k)
     m[k] = byte_of(i, k);
   return m;
-}
-
-// The text of the baton::Error `work` throws ("" when it throws none).
-template <class Work>
-std::string error_of(Work&& work) {
-  try {
-    work();
-  } catch (const baton::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

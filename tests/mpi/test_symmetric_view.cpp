@@ -6,20 +6,12 @@
 #include <string>
 #include <type_traits>
 
+#include "error_of.hpp"
 #include "mpi_doctest.hpp"
 
-namespace {
+using baton::test::error_of;
 
-// The text of the baton::Error `work` throws on this rank, or "" when it returns.
-template <class Work>
-std::string error_of(Work&& work) {
-  try {
-    work();
-  } catch (const baton::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+namespace {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "error_of.hpp"
 #include "mpi_doctest.hpp"
+
+using baton::test::error_of;
 
 namespace fs = std::filesystem;
 
@@ -125,17 +128,6 @@ unsigned mode_of(const std::string& path) {
   struct stat st {};
   REQUIRE(::lstat(path.c_str(), &st) == 0);
   return st.st_mode & 07777u;
-}
-
-// The message of the error `work` throws on this rank ("" when it throws none).
-template <class Work>
-std::string error_of(Work&& work) {
-  try {
-    work();
-  } catch (const baton::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::set<std::string> files_under(const std::string& dir) {

@@ -1,5 +1,6 @@
 #include "baton/rma/symmetric_view.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -124,6 +125,16 @@ SymmetricWindow::SymmetricWindow(Communicator comm, std::vector<std::size_t> ext
   }
   // A window's default handler is MPI_ERRORS_ARE_FATAL, whatever the communicator's.
   check_mpi(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler", comm_.raw());
+  unflushed_.assign(static_cast<std::size_t>(comm_.size()), 0);
+  // The emulation gives MPI_Win_fence's guarantees only in the unified memory model (public and
+  // private copies are one); a separate-model window keeps MPI_Win_fence.
+  if (fence_is_emulated()) {
+    int* model = nullptr;
+    int found = 0;
+    check_mpi(MPI_Win_get_attr(win_, MPI_WIN_MODEL, &model, &found), "MPI_Win_get_attr",
+              comm_.raw());
+    emulate_fence_ = found != 0 && model != nullptr && *model == MPI_WIN_UNIFIED;
+  }
   barrier(comm_);  // every part is zeroed before any rank can reach it
 }
 
@@ -158,12 +169,51 @@ void SymmetricWindow::require_live(const char* operation) const {
     fail(operation, "the SymmetricView was freed");
 }
 
+// MPICH 4.0.2 (Debian 12, ch4:ucx) lets MPI_Win_fence and MPI_Win_flush_all return before the data
+// of a large MPI_Get (hundreds of KiB, a few times in a hundred with 4 ranks on 2 cores) has
+// arrived in the origin buffer; later MPI progress delivers it. MPI_Win_flush to the target,
+// MPI_Rget with MPI_Wait, and MPI_Win_unlock_all complete it (reproduced in plain C, without
+// Baton). So flush_all() flushes target by target everywhere, and under MPICH-derived MPIs fence()
+// is emulated in a lock_all epoch: flush each target reached, MPI_Win_sync (this rank's stores are
+// visible to the others), a barrier (every rank's operations are complete at their targets),
+// MPI_Win_sync (theirs are visible to this rank's loads): what MPI_Win_fence guarantees in the
+// unified memory model.
+
+void SymmetricWindow::flush_unflushed() {
+  if (unflushed_count_ == 0)
+    return;
+  for (std::size_t target = 0; target < unflushed_.size(); ++target) {
+    if (unflushed_[target] != 0) {
+      check_mpi(MPI_Win_flush(static_cast<int>(target), win_), "MPI_Win_flush", comm_.raw());
+      unflushed_[target] = 0;
+    }
+  }
+  unflushed_count_ = 0;
+}
+
+void SymmetricWindow::emulated_fence_sync() {
+  flush_unflushed();
+  check_mpi(MPI_Win_sync(win_), "MPI_Win_sync", comm_.raw());
+  barrier(comm_);
+  check_mpi(MPI_Win_sync(win_), "MPI_Win_sync", comm_.raw());
+}
+
 void SymmetricWindow::fence() {
   constexpr const char* op = "baton::SymmetricView::fence";
   require_live(op);
   if (epoch_ == RmaEpoch::lock_all)
     fail(op, "inside a lock_all epoch: call unlock_all() first");
-  check_mpi(MPI_Win_fence(0, win_), "MPI_Win_fence", comm_.raw());
+  if (emulate_fence_) {
+    if (epoch_ == RmaEpoch::none) {
+      check_mpi(MPI_Win_lock_all(0, win_), "MPI_Win_lock_all", comm_.raw());
+      epoch_ = RmaEpoch::fence;
+    }
+    emulated_fence_sync();
+  } else {
+    check_mpi(MPI_Win_fence(0, win_), "MPI_Win_fence", comm_.raw());
+    unflushed_count_ = 0;
+    std::fill(unflushed_.begin(), unflushed_.end(), 0);
+  }
   epoch_ = RmaEpoch::fence;
   operations_since_fence_ = 0;
 }
@@ -173,7 +223,19 @@ void SymmetricWindow::close_fence() {
   require_live(op);
   if (epoch_ == RmaEpoch::lock_all)
     fail(op, "inside a lock_all epoch: call unlock_all() first");
-  check_mpi(MPI_Win_fence(MPI_MODE_NOSUCCEED, win_), "MPI_Win_fence", comm_.raw());
+  if (emulate_fence_) {
+    if (epoch_ == RmaEpoch::fence) {
+      emulated_fence_sync();
+      epoch_ = RmaEpoch::none;  // even if MPI fails: the epoch cannot be used any more
+      check_mpi(MPI_Win_unlock_all(win_), "MPI_Win_unlock_all", comm_.raw());
+    } else {
+      barrier(comm_);  // collective like MPI_Win_fence, with nothing to complete
+    }
+  } else {
+    check_mpi(MPI_Win_fence(MPI_MODE_NOSUCCEED, win_), "MPI_Win_fence", comm_.raw());
+    unflushed_count_ = 0;
+    std::fill(unflushed_.begin(), unflushed_.end(), 0);
+  }
   epoch_ = RmaEpoch::none;
   operations_since_fence_ = 0;
 }
@@ -195,6 +257,8 @@ void SymmetricWindow::unlock_all() {
   if (epoch_ != RmaEpoch::lock_all)
     fail(op, "no lock_all epoch is open: call lock_all() first");
   epoch_ = RmaEpoch::none;  // even if MPI fails: the epoch cannot be used any more
+  unflushed_count_ = 0;     // MPI_Win_unlock_all completes every operation
+  std::fill(unflushed_.begin(), unflushed_.end(), 0);
   check_mpi(MPI_Win_unlock_all(win_), "MPI_Win_unlock_all", comm_.raw());
 }
 
@@ -209,6 +273,10 @@ void SymmetricWindow::flush(int target) {
     fail(op, "target " + std::to_string(target) + " is not a rank of the window's communicator " +
                  "(size " + std::to_string(comm_.size()) + ")");
   check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush", comm_.raw());
+  if (unflushed_[static_cast<std::size_t>(target)] != 0) {
+    unflushed_[static_cast<std::size_t>(target)] = 0;
+    --unflushed_count_;
+  }
 }
 
 void SymmetricWindow::flush_all() {
@@ -218,7 +286,7 @@ void SymmetricWindow::flush_all() {
     fail(op,
          "flush_all needs a lock_all epoch: call lock_all() first (a fence epoch completes "
          "operations with fence())");
-  check_mpi(MPI_Win_flush_all(win_), "MPI_Win_flush_all", comm_.raw());
+  flush_unflushed();
 }
 
 void SymmetricWindow::sync() {
@@ -238,6 +306,10 @@ void SymmetricWindow::begin_operation(const char* operation, int target) {
                         " is not a rank of the window's communicator (size " +
                         std::to_string(comm_.size()) + ")");
   ++operations_since_fence_;
+  if (unflushed_[static_cast<std::size_t>(target)] == 0) {
+    unflushed_[static_cast<std::size_t>(target)] = 1;
+    ++unflushed_count_;
+  }
 }
 
 void SymmetricWindow::check_rows(const char* operation, const char* what, std::size_t first_row,
@@ -340,6 +412,10 @@ void SymmetricWindow::free() {
       text += " " + name_ranks(pending) +
               " issued operations since the last fence() (call fence() first to complete them);";
     throw CollectiveError(text + " then call free() again on every rank");
+  }
+  if (emulate_fence_ && epoch_ == RmaEpoch::fence) {
+    epoch_ = RmaEpoch::none;  // the emulated fence epoch's lock_all ends here
+    check_mpi(MPI_Win_unlock_all(win_), "MPI_Win_unlock_all", comm_.raw());
   }
   base_ = nullptr;
   epoch_ = RmaEpoch::none;

@@ -50,6 +50,19 @@ namespace baton {
 std::string symmetric_space_problem(const std::string& space_name, bool host_accessible,
                                     const GpuAwareness& aware);
 
+/// True where SymmetricView::fence() is emulated with a lock_all epoch, per-target flushes,
+/// MPI_Win_sync and a barrier instead of MPI_Win_fence: under MPICH and the MPIs derived from it
+/// (MPICH_VERSION defined), because MPICH 4.0.2's MPI_Win_fence can return before a large get's
+/// data has arrived (docs/shared-memory.md, "MPICH"). Only for windows in MPI's unified memory
+/// model (MPI_WIN_MODEL); a separate-model window keeps MPI_Win_fence.
+constexpr bool fence_is_emulated() noexcept {
+#ifdef MPICH_VERSION
+  return true;
+#else
+  return false;
+#endif
+}
+
 /// The access epoch a SymmetricView is in, on this rank.
 enum class RmaEpoch : std::uint8_t {
   none,      ///< no epoch: operations throw
@@ -114,6 +127,10 @@ class SymmetricWindow {
  private:
   [[noreturn]] void fail(const char* operation, const std::string& what) const;
   bool wait_for_free_agreement(std::vector<int>& states);
+  // MPI_Win_flush to every target with operations not yet flushed.
+  void flush_unflushed();
+  // The emulated fence's synchronisation: flush, MPI_Win_sync, barrier, MPI_Win_sync.
+  void emulated_fence_sync();
 
   Communicator comm_;
   MPI_Win win_ = MPI_WIN_NULL;
@@ -122,7 +139,12 @@ class SymmetricWindow {
   std::size_t row_elements_ = 1;
   RmaEpoch epoch_ = RmaEpoch::none;
   std::uint64_t operations_since_fence_ = 0;
-  double free_timeout_ = -1;  // < 0: no limit (a warning on stderr after 60 s)
+  // Targets with operations since their last flush (1 = yet to flush), and how many: flush_all()
+  // and the emulated fence flush exactly these.
+  std::vector<unsigned char> unflushed_;
+  std::size_t unflushed_count_ = 0;
+  bool emulate_fence_ = false;  // fence_is_emulated() and the window's memory model is unified
+  double free_timeout_ = -1;    // < 0: no limit (a warning on stderr after 60 s)
   MPI_Request free_request_ = MPI_REQUEST_NULL;
   int free_state_ = 0;
   std::vector<int> free_states_;
@@ -273,11 +295,13 @@ class SymmetricView {
               "MPI_Accumulate", comm().raw());
   }
 
-  /// MPI_Win_fence (collective): completes every operation since the last fence on every rank and
-  /// opens (or continues) a fence epoch. Throws inside a lock_all epoch.
+  /// A fence (collective): completes every operation since the last fence on every rank, makes
+  /// them visible to local() and opens (or continues) a fence epoch. Throws inside a lock_all
+  /// epoch. MPI_Win_fence, except under MPICH-derived MPIs (fence_is_emulated()), where it is a
+  /// lock_all epoch held by Baton, with MPI_Win_flush to each target, MPI_Win_sync and a barrier.
   void fence() { window_->fence(); }
-  /// The last fence of a fence epoch (MPI_Win_fence with MPI_MODE_NOSUCCEED, collective): needed
-  /// before lock_all().
+  /// The last fence of a fence epoch (collective; MPI_Win_fence with MPI_MODE_NOSUCCEED, or the
+  /// emulated fence and MPI_Win_unlock_all): needed before lock_all().
   void close_fence() { window_->close_fence(); }
   /// Opens a passive-target epoch on every rank of the window (MPI_Win_lock_all, shared; not
   /// collective). Throws inside another epoch.
@@ -289,7 +313,9 @@ class SymmetricView {
   [[nodiscard]] LockAllScope lock_all_scope() { return LockAllScope(*window_); }
   /// Completes this rank's operations to `target` at the target (MPI_Win_flush; lock_all only).
   void flush(int target) { window_->flush(target); }
-  /// Completes this rank's operations to every rank (MPI_Win_flush_all; lock_all only).
+  /// Completes this rank's operations to every rank (lock_all only): MPI_Win_flush to each rank
+  /// this rank reached since its last flush, not MPI_Win_flush_all, which MPICH 4.0.2 lets return
+  /// before a large get's data has arrived.
   void flush_all() { window_->flush_all(); }
 
   /// Makes what other ranks wrote into this rank's part visible to local() reads, and local()

@@ -191,6 +191,13 @@ void SymmetricWindow::flush_unflushed() {
   unflushed_count_ = 0;
 }
 
+void SymmetricWindow::forget_unflushed() {
+  if (unflushed_count_ == 0)
+    return;
+  std::fill(unflushed_.begin(), unflushed_.end(), 0);
+  unflushed_count_ = 0;
+}
+
 void SymmetricWindow::emulated_fence_sync() {
   flush_unflushed();
   check_mpi(MPI_Win_sync(win_), "MPI_Win_sync", comm_.raw());
@@ -211,8 +218,7 @@ void SymmetricWindow::fence() {
     emulated_fence_sync();
   } else {
     check_mpi(MPI_Win_fence(0, win_), "MPI_Win_fence", comm_.raw());
-    unflushed_count_ = 0;
-    std::fill(unflushed_.begin(), unflushed_.end(), 0);
+    forget_unflushed();  // MPI_Win_fence completed them
   }
   epoch_ = RmaEpoch::fence;
   operations_since_fence_ = 0;
@@ -233,8 +239,7 @@ void SymmetricWindow::close_fence() {
     }
   } else {
     check_mpi(MPI_Win_fence(MPI_MODE_NOSUCCEED, win_), "MPI_Win_fence", comm_.raw());
-    unflushed_count_ = 0;
-    std::fill(unflushed_.begin(), unflushed_.end(), 0);
+    forget_unflushed();  // MPI_Win_fence completed them
   }
   epoch_ = RmaEpoch::none;
   operations_since_fence_ = 0;
@@ -257,8 +262,7 @@ void SymmetricWindow::unlock_all() {
   if (epoch_ != RmaEpoch::lock_all)
     fail(op, "no lock_all epoch is open: call lock_all() first");
   epoch_ = RmaEpoch::none;  // even if MPI fails: the epoch cannot be used any more
-  unflushed_count_ = 0;     // MPI_Win_unlock_all completes every operation
-  std::fill(unflushed_.begin(), unflushed_.end(), 0);
+  forget_unflushed();       // MPI_Win_unlock_all completes every operation
   check_mpi(MPI_Win_unlock_all(win_), "MPI_Win_unlock_all", comm_.raw());
 }
 

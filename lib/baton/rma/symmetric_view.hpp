@@ -129,6 +129,8 @@ class SymmetricWindow {
   bool wait_for_free_agreement(std::vector<int>& states);
   // MPI_Win_flush to every target with operations not yet flushed.
   void flush_unflushed();
+  // Marks every target flushed (after a call that completed every operation).
+  void forget_unflushed();
   // The emulated fence's synchronisation: flush, MPI_Win_sync, barrier, MPI_Win_sync.
   void emulated_fence_sync();
 

@@ -246,6 +246,8 @@ class SymmetricView {
   const std::string& label() const noexcept { return label_; }
   /// The communicator of the window (Baton's duplicate of the one given).
   const Communicator& comm() const noexcept { return window_->comm(); }
+  /// The MPI window, for calls Baton does not wrap. Open and close epochs through this object only
+  /// (it tracks them; under an emulated fence a fence epoch is an MPI lock_all epoch).
   MPI_Win raw_window() const noexcept { return window_->raw(); }
   std::size_t extent(int d) const noexcept {
     return window_->extents()[static_cast<std::size_t>(d)];

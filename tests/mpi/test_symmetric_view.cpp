@@ -1,7 +1,5 @@
 #include <doctest/doctest.h>
 
-#include <mpi.h>
-
 #include <Kokkos_Core.hpp>
 #include <baton/collectives/collectives.hpp>
 #include <baton/rma/symmetric_view.hpp>

@@ -180,22 +180,16 @@ void SymmetricWindow::require_live(const char* operation) const {
 // unified memory model.
 
 void SymmetricWindow::flush_unflushed() {
-  if (unflushed_count_ == 0)
-    return;
   for (std::size_t target = 0; target < unflushed_.size(); ++target) {
     if (unflushed_[target] != 0) {
       check_mpi(MPI_Win_flush(static_cast<int>(target), win_), "MPI_Win_flush", comm_.raw());
       unflushed_[target] = 0;
     }
   }
-  unflushed_count_ = 0;
 }
 
 void SymmetricWindow::forget_unflushed() {
-  if (unflushed_count_ == 0)
-    return;
   std::fill(unflushed_.begin(), unflushed_.end(), 0);
-  unflushed_count_ = 0;
 }
 
 void SymmetricWindow::emulated_fence_sync() {
@@ -277,10 +271,7 @@ void SymmetricWindow::flush(int target) {
     fail(op, "target " + std::to_string(target) + " is not a rank of the window's communicator " +
                  "(size " + std::to_string(comm_.size()) + ")");
   check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush", comm_.raw());
-  if (unflushed_[static_cast<std::size_t>(target)] != 0) {
-    unflushed_[static_cast<std::size_t>(target)] = 0;
-    --unflushed_count_;
-  }
+  unflushed_[static_cast<std::size_t>(target)] = 0;
 }
 
 void SymmetricWindow::flush_all() {
@@ -310,10 +301,7 @@ void SymmetricWindow::begin_operation(const char* operation, int target) {
                         " is not a rank of the window's communicator (size " +
                         std::to_string(comm_.size()) + ")");
   ++operations_since_fence_;
-  if (unflushed_[static_cast<std::size_t>(target)] == 0) {
-    unflushed_[static_cast<std::size_t>(target)] = 1;
-    ++unflushed_count_;
-  }
+  unflushed_[static_cast<std::size_t>(target)] = 1;
 }
 
 void SymmetricWindow::check_rows(const char* operation, const char* what, std::size_t first_row,

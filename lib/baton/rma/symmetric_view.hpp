@@ -141,10 +141,9 @@ class SymmetricWindow {
   std::size_t row_elements_ = 1;
   RmaEpoch epoch_ = RmaEpoch::none;
   std::uint64_t operations_since_fence_ = 0;
-  // Targets with operations since their last flush (1 = yet to flush), and how many: flush_all()
-  // and the emulated fence flush exactly these.
+  // Per target: 1 while it has operations since its last flush; flush_all() and the emulated
+  // fence flush exactly these.
   std::vector<unsigned char> unflushed_;
-  std::size_t unflushed_count_ = 0;
   bool emulate_fence_ = false;  // fence_is_emulated() and the window's memory model is unified
   double free_timeout_ = -1;    // < 0: no limit (a warning on stderr after 60 s)
   MPI_Request free_request_ = MPI_REQUEST_NULL;

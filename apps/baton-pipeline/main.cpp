@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "../common/app.hpp"
+#include "stop.hpp"
 
 namespace po = boost::program_options;
 namespace dyn = baton::dynamics;
@@ -291,6 +292,89 @@ std::string input_problem(dyn::HostSystem& s, const Options& o,
   return problem;
 }
 
+// The size and a hash (FNV-1a, 64 bits) of a file's bytes, as "<bytes> bytes, fnv1a64 <hex>".
+std::string file_identity(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  app::require(static_cast<bool>(in), "input", "cannot read '" + path + "'");
+  std::uint64_t hash = 14695981039346656037ull, bytes = 0;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) {
+      hash ^= static_cast<unsigned char>(buffer[static_cast<std::size_t>(i)]);
+      hash *= 1099511628211ull;
+    }
+    bytes += static_cast<std::uint64_t>(n);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return std::to_string(bytes) + " bytes, fnv1a64 " + hex;
+}
+
+// Options that do not change any system's result: where outputs go, reports, the rank layout and
+// the hand-offs (results are identical across rank counts, modes and capacities).
+bool changes_results(const std::string& option) {
+  static const std::vector<std::string> neutral{"output",
+                                                "resume",
+                                                "config",
+                                                "progress",
+                                                "progress-seconds",
+                                                "json",
+                                                "csv",
+                                                "trace",
+                                                "snapshots",
+                                                "snapshot-every",
+                                                "log-finished",
+                                                "synchronized",
+                                                "debug",
+                                                "mode",
+                                                "stage-modes",
+                                                "ranks-per-stage",
+                                                "stage-ranks",
+                                                "overflow",
+                                                "overflow-host",
+                                                "spill",
+                                                "capacity-systems",
+                                                "capacity-atoms",
+                                                "steps-per-call",
+                                                "help"};
+  return std::find(neutral.begin(), neutral.end(), option) == neutral.end();
+}
+
+// What makes this run's results what they are: Baton's version, every option that changes results
+// (given or defaulted), and the identity of the input and potential files. Written into the
+// results file's first frame; --resume goes on only from a file with the same description.
+pl::RunDescription describe_run(const Options& o, const po::variables_map& vm) {
+  pl::RunDescription run{{"baton", BATON_VERSION_STRING}};
+  for (const auto& [name, entry] : vm) {
+    if (!changes_results(name))
+      continue;
+    const boost::any& v = entry.value();
+    std::string text;
+    if (const auto* x = boost::any_cast<std::string>(&v))
+      text = *x;
+    else if (const auto* d = boost::any_cast<double>(&v))
+      text = app::shortest(*d);
+    else if (const auto* i = boost::any_cast<int>(&v))
+      text = std::to_string(*i);
+    else if (const auto* l = boost::any_cast<long>(&v))
+      text = std::to_string(*l);
+    else if (const auto* u = boost::any_cast<std::uint64_t>(&v))
+      text = std::to_string(*u);
+    else if (const auto* b = boost::any_cast<bool>(&v))
+      text = *b ? "true" : "false";
+    else
+      throw baton::Error("baton-pipeline: option --" + name + " has a type describe_run lacks");
+    run.emplace_back(name, text);
+  }
+  if (!o.input.empty())
+    run.emplace_back("input-file", file_identity(o.input));
+  if (!o.potential_file.empty())
+    run.emplace_back("potential-file-content", file_identity(o.potential_file));
+  return run;
+}
+
 // Rank 0's input and output. The input is streamed: an input file is read one frame at a time
 // twice, first to check every frame before any work (exit 2 naming the frame), then by the run.
 struct Input {
@@ -361,10 +445,10 @@ std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
                                               std::vector<std::string>{"Ar"});
 }
 
-// Rank 0 opens the output (its unfinished file: the results so far) and the input; every rank
-// learns whether that worked (exit code 2 if not).
+// Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it is
+// this run's) and then the input; every rank learns whether that worked (exit code 2 if not).
 Input open_input(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
-                 const std::optional<dyn::Eam>& eam) {
+                 const std::optional<dyn::Eam>& eam, const po::variables_map& vm) {
   Input in;
   baton::on_every_rank(
       world,
@@ -372,25 +456,26 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
         if (world.rank() != 0)
           return;
         std::vector<std::int64_t> done;  // what an earlier run finished (--resume)
-        const std::string part = o.output + pl::XyzFileSink::partial_suffix;
         if (o.output != "none") {
+          const std::string part = o.output + pl::XyzFileSink::partial_suffix;
           app::require(o.resume || ::access(part.c_str(), F_OK) != 0, "output",
                        "'" + part +
                            "' holds the results of an unfinished run: give --resume to go on "
                            "from them, or move it away");
-          const std::string earlier = ::access(part.c_str(), F_OK) == 0 ? part : o.output;
-          if (o.resume && ::access(earlier.c_str(), F_OK) == 0)
-            done = pl::scan_results(earlier).ids;
+          // A fresh FILE.part is removed again if a check below fails (no result written).
+          try {
+            in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume,
+                                                        describe_run(o, vm));
+          } catch (const baton::Error& e) {
+            throw app::UsageError(std::string(o.resume ? "--resume: " : "--output: ") + e.what());
+          }
+          done = in.file->done_ids();
+          in.resumed = static_cast<std::int64_t>(done.size());
+          if (o.resume && !in.file->resumed_from_part())
+            std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
+                      << "', so every system runs\n";
         }
         in.source = o.input.empty() ? built_in_input(o, done) : open_input_file(o, eam, done);
-        if (o.output != "none") {  // last: a check that fails leaves no file behind
-          try {
-            in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume);
-          } catch (const baton::Error& e) {
-            throw app::UsageError(std::string("--output: ") + e.what());
-          }
-          in.resumed = static_cast<std::int64_t>(in.file->done_ids().size());
-        }
       },
       app::exit_usage);
   return in;
@@ -399,7 +484,8 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
 // Rank 0: counts the results and their lowest energy, and passes them on to the file (if any).
 class Results : public pl::ResultSink {
  public:
-  explicit Results(pl::ResultSink* file) : file_(file) {}
+  Results(pl::XyzFileSink* file, std::string file_name)
+      : file_(file), file_name_(std::move(file_name)) {}
   void write(const std::vector<dyn::HostSystem>& systems) override {
     for (const dyn::HostSystem& s : systems) {
       ++count;
@@ -408,18 +494,24 @@ class Results : public pl::ResultSink {
       else
         lowest = std::min(lowest, s.energy);
     }
-    if (file_ != nullptr)
+    if (file_ != nullptr) {
+      stop::WriteGuard guard;  // a signal during the write is handled after it
       file_->write(systems);
+      guard.written(file_->in_file());
+    }
   }
   void finish() override {
-    if (file_ != nullptr)
+    if (file_ != nullptr) {
       file_->finish();
+      stop::results_complete(file_name_);
+    }
   }
   long count = 0, failed = 0;
   double lowest = 0;
 
  private:
-  pl::ResultSink* file_;
+  pl::XyzFileSink* file_;
+  std::string file_name_;
 };
 
 pl::Settings build_settings(const Options& o) {
@@ -485,10 +577,13 @@ class Progress {
   double start_ = 0, last_ = 0;
 };
 
-int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
-        const pl::Settings& settings, const std::optional<dyn::Eam>& eam) {
-  Input input = open_input(world, o, pipeline, eam);
-  Results results(input.file.get());
+int run(const baton::Communicator& world, const Options& o, const po::variables_map& vm,
+        const pl::Pipeline& pipeline, const pl::Settings& settings,
+        const std::optional<dyn::Eam>& eam) {
+  Input input = open_input(world, o, pipeline, eam, vm);
+  stop::install(world.rank(), input.file ? o.output + pl::XyzFileSink::partial_suffix : "",
+                input.resumed);
+  Results results(input.file.get(), o.output);
   Progress progress(world, o);
   pl::Driver driver(world, pipeline, settings);
   driver.write_results_to(&results);
@@ -517,9 +612,13 @@ int run(const baton::Communicator& world, const Options& o, const pl::Pipeline& 
     driver.run([&] { progress.show(driver, false); });
   } catch (const std::exception& e) {
     // run() throws on every rank when any rank fails: agree on one message, printed once.
-    if (world.rank() == 0 && input.file)
-      std::cerr << "baton-pipeline: the results finished so far are in " << o.output
-                << pl::XyzFileSink::partial_suffix << " (--resume goes on from them)\n";
+    // FILE.part stays only when it holds results (this run's or an earlier run's).
+    if (world.rank() == 0 && input.file && input.file->in_file() > 0)
+      std::cerr << "baton-pipeline: the " << input.file->in_file()
+                << " results finished so far are in " << o.output << pl::XyzFileSink::partial_suffix
+                << " (--resume goes on from them)\n";
+    else if (world.rank() == 0 && input.file)
+      std::cerr << "baton-pipeline: no system had finished, so no results file was kept\n";
     baton::agree_on_failure(world, e.what(), app::exit_failure);
   }
   progress.show(driver, true);
@@ -666,6 +765,6 @@ int main(int argc, char** argv) {
                           }
                         },
                         app::exit_usage);
-                    return run(world, o, pipeline, settings, eam);
+                    return run(world, o, vm, pipeline, settings, eam);
                   });
 }

@@ -16,7 +16,9 @@ namespace app {
 std::string help_footer() {
   return "\nExit codes: 0 success, 1 the run failed, 2 a bad option or bad input, 3 the run "
          "finished but its result is inconsistent, 4 the run finished but some systems failed "
-         "(their reasons are in the output).\n"
+         "(their reasons are in the output), 5 stopped by SIGTERM or SIGINT (baton-pipeline: it "
+         "says "
+         "how many complete results FILE.part holds for --resume).\n"
          "Kokkos' own flags (--kokkos-num-threads=N, --kokkos-device-id=N, ...; --kokkos-help "
          "lists "
          "them) are passed to Kokkos.\n";

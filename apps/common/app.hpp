@@ -4,7 +4,8 @@
 //
 // Exit codes (every app, documented in each --help):
 //   0 success; 1 the run failed; 2 a bad option or bad input; 3 the run finished but its result is
-//   inconsistent (baton-replay's checks).
+//   inconsistent (baton-replay's checks); 4 the run finished but some systems failed; 5 stopped by
+//   SIGTERM or SIGINT (baton-pipeline).
 // An error every rank meets alike (a baton::CollectiveError) is printed once, by rank 0; when ranks
 // failed differently, the message names the ranks of each text. An error on some ranks only that
 // did not go through an agreement is printed by those ranks and ends the job (MPI_Abort), so no
@@ -26,7 +27,8 @@ enum Exit : int {
   exit_failure = 1,
   exit_usage = 2,
   exit_inconsistent = 3,
-  exit_systems_failed = 4  ///< the run finished; some systems failed (reported, written as failed)
+  exit_systems_failed = 4,  ///< the run finished; some systems failed (reported, written as failed)
+  exit_stopped = 5  ///< stopped by SIGTERM or SIGINT (baton-pipeline: results kept for --resume)
 };
 
 /// The lines every --help ends with: exit codes and Kokkos' flags.

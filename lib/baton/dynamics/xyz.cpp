@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <istream>
@@ -575,9 +577,11 @@ void write_frames(std::ostream& out, const std::vector<HostSystem>& systems,
     check_writable(who, s);
     frame.clear();
     append_frame(frame, s, stage_names);
+    errno = 0;
     out.write(frame.data(), static_cast<std::streamsize>(frame.size()));
-    if (!out)
-      throw Error(system_name(who, s) + ": the output stream failed");
+    if (!out)  // a full disk says so ("No space left on device")
+      throw Error(system_name(who, s) + ": writing failed" +
+                  (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
   }
 }
 

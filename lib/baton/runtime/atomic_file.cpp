@@ -72,9 +72,11 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::flush() {
+  errno = 0;
   out_.flush();
-  if (!out_)
-    throw Error("baton::AtomicFile: writing '" + temp_ + "' failed");
+  if (!out_)  // a full disk says so ("No space left on device")
+    throw Error("baton::AtomicFile: writing '" + temp_ + "' failed" +
+                (errno != 0 ? ": " + os_error() : std::string()));
 }
 
 void AtomicFile::commit() {

@@ -1,0 +1,31 @@
+#pragma once
+// baton-pipeline stopped by SIGTERM or SIGINT (Slurm's time limit, scancel, Ctrl-C, mpiexec
+// forwarding either): every rank ends at once with exit code app::exit_stopped, and rank 0 first
+// prints one line saying so and how many complete results FILE.part holds for --resume. A signal
+// that arrives while rank 0 writes results is handled right after the write, so the count it
+// prints is exactly what the file holds.
+#include <cstdint>
+#include <string>
+
+namespace stop {
+
+/// Installs the handlers (after MPI_Init: some MPIs install their own). `part`: the results file
+/// being written ("" with --output none); `in_file`: the results it holds already (--resume).
+void install(int rank, const std::string& part, std::int64_t in_file);
+
+/// After the results file was renamed into place: a later signal says that the run's results are
+/// complete in `path`.
+void results_complete(const std::string& path);
+
+/// Held around every write of results on rank 0; `in_file` (set before the guard ends): the
+/// complete results in the file once the write was flushed.
+class WriteGuard {
+ public:
+  WriteGuard();
+  ~WriteGuard();
+  WriteGuard(const WriteGuard&) = delete;
+  WriteGuard& operator=(const WriteGuard&) = delete;
+  void written(std::int64_t in_file);
+};
+
+}  // namespace stop

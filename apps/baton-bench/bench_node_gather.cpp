@@ -56,6 +56,8 @@ void run_node_gather(const baton::Communicator& comm, const Settings& settings) 
   for (std::size_t b = 1024; b <= settings.max_bytes; b *= 4) {
     if (b >= settings.min_bytes)
       list.push_back(b);
+    if (b > settings.max_bytes / 4)
+      break;  // b * 4 would pass max_bytes (or wrap around)
   }
   if (list.empty() || list.back() != settings.max_bytes)
     list.push_back(settings.max_bytes);

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
                   "seconds", "must be a finite number > 0");
               app::require(settings.min_bytes >= 1 && settings.min_bytes <= settings.max_bytes,
                            "min-bytes", "must be at least 1 and at most --max-bytes");
+              app::require(
+                  settings.max_bytes <= bench::largest_message, "max-bytes",
+                  "must be at most " + std::to_string(bench::largest_message) + " (1 TiB)");
               app::require(world.size() >= 2 || (what != "p2p" && what != "all" && what != "shm"),
                            "what",
                            "'" + what +

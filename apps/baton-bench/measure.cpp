@@ -77,6 +77,8 @@ std::vector<std::size_t> sizes(const Settings& settings) {
   for (std::size_t b = 8; b <= settings.max_bytes; b *= 8) {
     if (b >= settings.min_bytes)
       out.insert(b);
+    if (b > settings.max_bytes / 8)
+      break;  // b * 8 would pass max_bytes (or wrap around)
   }
   for (std::size_t b : {std::size_t(64) << 10, std::size_t(1) << 20, settings.max_bytes}) {
     if (b >= settings.min_bytes && b <= settings.max_bytes)

@@ -8,11 +8,14 @@
 
 namespace bench {
 
+/// The largest --max-bytes: 1 TiB (message sizes are doubled and quadrupled without overflow).
+inline constexpr std::size_t largest_message = std::size_t(1) << 40;
+
 struct Settings {
   int repeats = 7;                   // medians over this many repeats
   double seconds_per_repeat = 0.01;  // iterations per repeat are sized to take about this long
   std::size_t min_bytes = 8;
-  std::size_t max_bytes = std::size_t(16) << 20;
+  std::size_t max_bytes = std::size_t(16) << 20;  ///< at most largest_message
   bool json = false;
 };
 

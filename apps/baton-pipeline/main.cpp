@@ -53,7 +53,7 @@ struct Options {
   std::uint64_t seed = 0;
   double amplitude = 0;
   bool synchronized = false, debug = false, no_shift = false, resume = false, log_finished = false;
-  std::string snapshots;
+  std::string snapshots, config;
   long snapshot_every = 100;
   dyn::LennardJones lj;
   dyn::Morse morse;
@@ -141,6 +141,9 @@ pl::Pipeline build_pipeline(const Options& o, const std::optional<dyn::Eam>& eam
 dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
   app::require(o.units == "auto" || o.units == "lj" || o.units == "metal", "units",
                "must be auto, lj or metal, not '" + o.units + "'");
+  app::require(o.potential != "eam" || o.units != "lj", "units",
+               "lj contradicts --potential eam: LAMMPS' EAM files are in metal units (eV, A, amu); "
+               "give --units metal or leave it at auto");
   const std::string name = o.units != "auto" ? o.units : o.potential == "eam" ? "metal" : "lj";
   const dyn::Units units = dyn::Units::named(name);
   if (name == "metal") {
@@ -253,15 +256,30 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   if (!o.input.empty())
     app::require_input_file(o.input, "input");
   app::require(!o.resume || o.output != "none", "resume", "needs an --output file to go on from");
-  if (o.output != "none") {
+  if (o.output != "none")
     app::require_output_file(o.output, "output");
-    app::require(o.input.empty() || !app::same_file(o.input, o.output), "output",
-                 "'" + o.output + "' is the input file; choose another name");
-  }
   for (const auto& [path, name] : {std::pair{o.json, "json"}, {o.csv, "csv"}, {o.trace, "trace"}}) {
     if (!path.empty())
       app::require_output_file(path, name);
   }
+  // No output over an input or over another output: every file the run writes, checked now.
+  std::vector<app::FileRole> inputs, outputs;
+  for (const auto& [path, name] :
+       {std::pair{o.input, "input"}, {o.potential_file, "potential-file"}, {o.config, "config"}})
+    if (!path.empty())
+      inputs.push_back({path, name});
+  if (o.output != "none") {
+    outputs.push_back({o.output, "output"});
+    outputs.push_back({o.output + pl::XyzFileSink::partial_suffix, "output"});
+  }
+  for (const auto& [path, name] : {std::pair{o.json, "json"}, {o.csv, "csv"}, {o.trace, "trace"}})
+    if (!path.empty())
+      outputs.push_back({path, name});
+  if (!o.snapshots.empty())
+    for (const std::string& stage : names)
+      for (int rank = 0; rank < world_size; ++rank)
+        outputs.push_back({pl::XyzSnapshots::file_name(o.snapshots, stage, rank), "snapshots"});
+  app::require_distinct_files(inputs, outputs);
 }
 
 // What is wrong with one input system before it runs, or "" (and, with an EAM file, it gets the
@@ -741,6 +759,8 @@ int main(int argc, char** argv) {
                     baton::on_every_rank(
                         world,
                         [&] {
+                          if (vm.count("config") != 0)
+                            o.config = vm["config"].as<std::string>();
                           o.lj.shift = o.morse.shift = !o.no_shift;
                           o.morse.cutoff = o.lj.cutoff;
                           o.nve.dt = o.langevin.dt;

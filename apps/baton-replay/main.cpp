@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "../common/app.hpp"
@@ -51,6 +52,11 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
   const long scored = sum_over(world, out.batches_scored);
   const long syncs = sum_over(world, out.syncs_received);
   const long mismatches = sum_over(world, out.mismatches);
+  // The first update, over all agents, after which the policy was not finite (0: none diverged).
+  Kokkos::View<long*, Kokkos::HostSpace> first_bad("diverged", 1);
+  first_bad(0) = out.diverged_at >= 0 ? -out.diverged_at : std::numeric_limits<long>::min();
+  baton::all_reduce(world, first_bad, baton::ReduceOp::max);
+  const long diverged_at = first_bad(0) == std::numeric_limits<long>::min() ? 0 : -first_bad(0);
   // Messages and bytes per role.
   long per_role[3][2] = {};
   const int role = static_cast<int>(ctx.role());
@@ -63,6 +69,15 @@ int report(const baton::DistributedContext& ctx, const replay::Settings& s,
   const bool has_coordinator = layout.has_coordinator();
   const bool consistent = (!has_coordinator || differ == 0) &&
                           (layout.buffer_count() == 0 || (sent == scored && mismatches == 0));
+  if (diverged_at > 0) {  // no result: the policy's numbers broke
+    if (world.rank() == 0)
+      std::fprintf(stderr,
+                   "baton-replay: error: the policy diverged: a logit was not finite after update "
+                   "%ld (--learning-rate %g is too large for these rewards); no modes are "
+                   "reported\n",
+                   diverged_at, s.learning_rate);
+    return app::exit_failure;
+  }
   const int code = consistent ? app::exit_ok : app::exit_inconsistent;
   if (world.rank() != 0)
     return code;

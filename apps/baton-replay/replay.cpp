@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <baton/baton.hpp>
 #include <baton/transport/objects.hpp>
+#include <cmath>
 #include <set>
 
 namespace replay {
@@ -31,6 +32,19 @@ std::vector<int> new_modes(const Grid& g, const Kokkos::View<const int**>& state
       found.push_back(m);
   }
   return found;
+}
+
+// Records the first update after which a logit of the policy is not finite (a learning rate too
+// large for the rewards): the run goes on to its end, so no rank waits, and then reports failure.
+void note_divergence(Outcome& out, const Kokkos::View<double*>& theta, long update) {
+  if (out.diverged_at >= 0)
+    return;
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), theta);
+  for (std::size_t i = 0; i < h.extent(0); ++i)
+    if (!std::isfinite(h(i))) {
+      out.diverged_at = update + 1;
+      return;
+    }
 }
 
 // What a rank that scores does towards the coordinator (a buffer manager, or an agent when there
@@ -127,6 +141,7 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
   ModeReporter reporter(ctx.discovery(), out);
   baton::SendHandle pending;
   const std::uint64_t seed = s.seed * 1000003ULL + static_cast<std::uint64_t>(ctx.rank());
+  long updates = 0;
 
   const auto receive_and_update = [&](int which) {
     const Kokkos::View<double*> rewards = [&] {
@@ -135,6 +150,7 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
     }();
     auto t = timers.scope("update");
     update(theta, grads[which], rewards, s.learning_rate);
+    note_divergence(out, theta, updates++);
   };
 
   for (int it = 0; it < s.iterations; ++it) {
@@ -155,6 +171,7 @@ Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,
       }
       auto t = timers.scope("update");
       update(theta, grads[cur], local_rewards, s.learning_rate);
+      note_divergence(out, theta, updates++);
     } else {
       {
         auto t = timers.scope("send");

@@ -36,7 +36,8 @@ struct Outcome {
   std::vector<int> modes;   // modes this rank found (buffers; agents without a buffer); the
                             // coordinator's merged set
   long syncs_received = 0;  // buffers
-  long mismatches = 0;  // agents: 1 if the manager scored another number of this agent's batches
+  long mismatches = 0;    // agents: 1 if the manager scored another number of this agent's batches
+  long diverged_at = -1;  // agents: the first update after which a logit was not finite (-1: none)
 };
 
 Outcome run_agent(const baton::DistributedContext& ctx, const Settings& s,

@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <typeinfo>
 
 namespace app {
 
@@ -72,12 +76,42 @@ void require_output_file(const std::string& path, const std::string& option) {
           "cannot create files in the directory '" + dir + "' of '" + path + "'");
 }
 
+namespace {
+
+// What names a file: its device and inode when it exists, otherwise its name in the canonical path
+// of its directory ("out.xyz" and "./out.xyz" alike).
+std::string file_key(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  const auto slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  char resolved[PATH_MAX];
+  if (::realpath(directory_of(path).c_str(), resolved) == nullptr)
+    return "path " + path;
+  return "path " + std::string(resolved) + "/" + name;
+}
+
+}  // namespace
+
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  return a == b;
+  return file_key(a) == file_key(b);
+}
+
+void require_distinct_files(const std::vector<FileRole>& inputs,
+                            const std::vector<FileRole>& outputs) {
+  std::map<std::string, const FileRole*> in, out;
+  for (const FileRole& f : inputs)
+    in.emplace(file_key(f.path), &f);
+  for (const FileRole& f : outputs) {
+    const std::string key = file_key(f.path);
+    if (const auto hit = in.find(key); hit != in.end())
+      throw UsageError("--" + f.option + ": '" + f.path + "' is the --" + hit->second->option +
+                       " file; an output never goes over an input: choose another name");
+    if (const auto [hit, fresh] = out.emplace(key, &f); !fresh)
+      throw UsageError("--" + f.option + ": '" + f.path + "' is also written by --" +
+                       hit->second->option + "; give each output its own file");
+  }
 }
 
 namespace {
@@ -95,17 +129,40 @@ void print_once(const baton::Communicator& comm, const std::string& text) {
   }
 }
 
+// Boost reads "-1" into an unsigned option as its largest value: a count or size given as a
+// negative number is refused instead.
+void reject_negative_unsigned(const po::parsed_options& parsed, const po::variables_map& vm) {
+  for (const po::option& opt : parsed.options) {
+    const auto found = vm.find(opt.string_key);
+    if (found == vm.end())
+      continue;
+    const std::type_info& type = found->second.value().type();
+    if (type != typeid(unsigned) && type != typeid(unsigned long) &&
+        type != typeid(unsigned long long))
+      continue;
+    for (const std::string& token : opt.value) {
+      const auto first = token.find_first_not_of(" \t");
+      require(first == std::string::npos || token[first] != '-', opt.string_key,
+              "must not be negative, not '" + token + "'");
+    }
+  }
+}
+
 CommandLine parse(const std::vector<std::string>& args, const AppSpec& spec) {
   CommandLine cl;
   try {
-    po::store(po::command_line_parser(args).options(spec.options).positional(spec.positional).run(),
-              cl.vm);
+    const po::parsed_options command_line =
+        po::command_line_parser(args).options(spec.options).positional(spec.positional).run();
+    po::store(command_line, cl.vm);
+    reject_negative_unsigned(command_line, cl.vm);
     cl.help = cl.vm.count("help") > 0;
     if (!cl.help && !spec.config_option.empty() && cl.vm.count(spec.config_option)) {
       const std::string path = cl.vm[spec.config_option].as<std::string>();
       require_input_file(path, spec.config_option);
       std::ifstream file(path);
-      po::store(po::parse_config_file(file, spec.options), cl.vm);
+      const po::parsed_options config = po::parse_config_file(file, spec.options);
+      po::store(config, cl.vm);
+      reject_negative_unsigned(config, cl.vm);
     }
     if (!cl.help)
       po::notify(cl.vm);

@@ -58,8 +58,18 @@ void require_input_file(const std::string& path, const std::string& option);
 /// A file that can be created or replaced: its directory exists and is writable, and the path is
 /// not a directory. Nothing is created.
 void require_output_file(const std::string& path, const std::string& option);
-/// Whether two paths name the same existing file (or the same text when neither exists).
+/// Whether two paths name the same file: the same inode when both exist, otherwise the same name in
+/// the same directory.
 bool same_file(const std::string& a, const std::string& b);
+/// A file an option names.
+struct FileRole {
+  std::string path;
+  std::string option;  // without "--"
+};
+/// Throws UsageError naming the options unless every output is a file of its own: none is an input
+/// or another output.
+void require_distinct_files(const std::vector<FileRole>& inputs,
+                            const std::vector<FileRole>& outputs);
 
 /// How an app describes itself to run().
 struct AppSpec {

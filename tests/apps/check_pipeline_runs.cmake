@@ -334,6 +334,40 @@ if(NOT kept_at EQUAL 0)
   message(FATAL_ERROR "--resume: the earlier run's frames are not kept as they were")
 endif()
 
+# --resume goes on only from this run's FILE.part (its first frame describes the run): another
+# input or other options are refused (exit 2, naming what differs, the file untouched), a damaged
+# frame before the last is an error naming its line, and without FILE.part every system runs,
+# whatever a complete FILE holds.
+foreach(other "--seed^2|seed: 1 there, 2 now" "--fmax^1e-5|fmax: 1e-06 there, 1e-05 now")
+  string(REPLACE "|" ";" parts "${other}")
+  list(GET parts 0 args)
+  list(GET parts 1 expected)
+  string(REPLACE "^" ";" args "${args}")
+  file(WRITE ${WORK}/other.xyz.part "${kept_text}\n")
+  launch(2 --systems 12 --sizes 13 --stages fire --output ${WORK}/other.xyz --resume ${args})
+  file(READ ${WORK}/other.xyz.part after)
+  if(NOT rc EQUAL 2 OR NOT out MATCHES "--resume: .*another run \\(${expected}\\)"
+     OR NOT after STREQUAL "${kept_text}\n" OR EXISTS ${WORK}/other.xyz)
+    message(FATAL_ERROR "--resume over another run's results, ${args} (${rc}):\n${out}")
+  endif()
+endforeach()
+set(damaged_lines "${kept_lines}")
+list(REMOVE_AT damaged_lines 20)
+list(INSERT damaged_lines 20 "Ar 0 0")  # frame 2 (lines 16-30) loses a column in line 21
+string(REPLACE ";" "\n" damaged_text "${damaged_lines}")
+file(WRITE ${WORK}/other.xyz.part "${damaged_text}\n")
+launch(2 --systems 12 --sizes 13 --stages fire --output ${WORK}/other.xyz --resume)
+file(READ ${WORK}/other.xyz.part after)
+if(NOT rc EQUAL 2 OR NOT out MATCHES "other.xyz.part:16: frame 2 is damaged.*:21:"
+   OR NOT after STREQUAL "${damaged_text}\n")
+  message(FATAL_ERROR "--resume over a damaged frame (${rc}):\n${out}")
+endif()
+launch(2 --systems 12 --sizes 13 --stages fire --output ${WORK}/whole.xyz --resume)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "no unfinished run in '[^']*whole.xyz.part', so every system runs"
+   OR NOT out MATCHES "12 systems through" OR out MATCHES "finished by an earlier run")
+  message(FATAL_ERROR "--resume without FILE.part (${rc}):\n${out}")
+endif()
+
 # Hooks from the command line: snapshots every 5 steps per stage and rank (readable frames marked
 # with their step) and a log line per system finishing each stage.
 launch(2 --systems 4 --sizes 13 --stages fire,nve --nve-steps 60 --snapshots ${WORK}/snap
@@ -369,6 +403,7 @@ set(cases "2|--input^${WORK}/bad.xyz|bad.xyz:4:"
           "2|--potential^eam^--potential-file^${WORK}/crystal.xyz^--input^${WORK}/crystal.xyz|--potential-file: .*crystal.xyz: unknown potential file type")
 if(EAM_FILE)
   list(APPEND cases "2|--potential^eam^--potential-file^${EAM_FILE}|--input: --potential eam needs --input"
+                    "2|--units^lj^--potential^eam^--potential-file^${EAM_FILE}^--input^${WORK}/cu.xyz|--units: lj contradicts --potential eam"
                     "2|--potential^eam^--potential-file^${EAM_FILE}^--input^${WORK}/cuxx.xyz|frame 1 \\(system 0\\) has element 'Xx', which [^ ]*Cu_u3.eam does not have \\(it has Cu\\)")
 endif()
 foreach(case IN LISTS cases)

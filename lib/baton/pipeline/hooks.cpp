@@ -15,10 +15,14 @@ XyzSnapshots::XyzSnapshots(std::string prefix, long every)
     throw Error("baton::pipeline::XyzSnapshots: every must be >= 1, got " + std::to_string(every_));
 }
 
+std::string XyzSnapshots::file_name(const std::string& prefix, const std::string& stage_name,
+                                    int rank) {
+  return prefix + "." + stage_name + ".rank" + std::to_string(rank) + ".xyz";
+}
+
 void XyzSnapshots::on_step(const HookContext& where,
                            const std::vector<dynamics::HostSystem>& running) {
-  const std::string path =
-      prefix_ + "." + where.stage_name + ".rank" + std::to_string(where.rank) + ".xyz";
+  const std::string path = file_name(prefix_, where.stage_name, where.rank);
   std::ostringstream text;
   dynamics::write_xyz(text, running);
   // The step goes into every frame's comment line, after its atom count.

@@ -52,6 +52,8 @@ class Hook {
 class XyzSnapshots : public Hook {
  public:
   XyzSnapshots(std::string prefix, long every);
+  /// The file a stage's snapshots on a rank go to: `<prefix>.<stage_name>.rank<rank>.xyz`.
+  static std::string file_name(const std::string& prefix, const std::string& stage_name, int rank);
   long every() const override { return every_; }
   void on_step(const HookContext& where, const std::vector<dynamics::HostSystem>& running) override;
   /// Frames written so far by this hook on this rank.

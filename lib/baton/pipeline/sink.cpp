@@ -24,7 +24,7 @@ bool exists(const std::string& path) {
 }
 
 bool escaped(unsigned char c) {
-  return c < 0x20 || c == 0x7f || c == '%' || c == ';' || c == '=' || c == '"' || c == '\\';
+  return c <= 0x20 || c == 0x7f || c == '%' || c == ';' || c == '=' || c == '"' || c == '\\';
 }
 
 int hex_digit(char c) {
@@ -178,7 +178,7 @@ std::string encode_run(const RunDescription& run) {
   };
   for (const auto& [key, value] : run) {
     if (!out.empty())
-      out += ';';
+      out += ' ';
     put(key);
     out += '=';
     put(value);
@@ -190,7 +190,7 @@ RunDescription decode_run(const std::string& text) {
   RunDescription out;
   std::size_t begin = 0;
   while (begin < text.size()) {
-    std::size_t end = text.find(';', begin);
+    std::size_t end = text.find(' ', begin);
     if (end == std::string::npos)
       end = text.size();
     const std::size_t equals = text.find('=', begin);

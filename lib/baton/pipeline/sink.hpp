@@ -28,11 +28,12 @@ class ResultSink {
 
 /// What a results file says about the run that wrote it, in order: the run's input, every option
 /// that changes results, Baton's version; e.g. {{"version", "0.1.0"}, {"seed", "1"}, ...}. An
-/// XyzFileSink writes it into the first frame's comment line as `baton_run="key=value;..."`, and a
+/// XyzFileSink writes it into the first frame's comment line as `baton_run="key=value ..."`, and a
 /// resumed run goes on only from a file whose description equals its own.
 using RunDescription = std::vector<std::pair<std::string, std::string>>;
 
-/// `key=value;key=value`, with '%', ';', '=', '"', '\\' and control characters written as %XX.
+/// `key=value key=value`, with spaces, '%', ';', '=', '"', '\\' and control characters written as
+/// %XX (a value never holds a separator a CMake list or a shell would split).
 std::string encode_run(const RunDescription& run);
 /// The inverse of encode_run; throws baton::Error for text it did not write.
 RunDescription decode_run(const std::string& text);

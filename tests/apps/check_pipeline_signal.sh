@@ -1,0 +1,78 @@
+#!/bin/bash
+# baton-pipeline stopped by a signal mid-run, as Slurm's time limit or scancel (SIGTERM to every
+# task) and Ctrl-C (SIGINT to mpiexec) stop it: exit code 5 when the ranks are signalled, one line
+# on stderr saying so and how many complete results FILE.part holds (exactly the frames it holds,
+# none cut), and --resume then finishes the campaign, every system exactly once.
+#   check_pipeline_signal.sh APP MPIEXEC NP_FLAG OPENMPI WORK
+set -u  # every check exits 1 through fail(); the script exits 0 only at its end
+app=$1 mpiexec=$2 np_flag=$3 openmpi=$4 work=$5
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+extra=()
+[ "$openmpi" = "TRUE" ] || [ "$openmpi" = "ON" ] || [ "$openmpi" = "1" ] && extra=(--oversubscribe)
+args=(--systems 20000 --sizes 13 --stages fire --progress off --output out.xyz)
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The ranks of the job started in this directory (other tests may run baton-pipeline too).
+my_ranks() {
+  for pid in $(pgrep -x baton-pipeline); do
+    [ "$(readlink "/proc/$pid/cwd")" = "$PWD" ] && echo "$pid"
+  done
+}
+
+# run_and_stop SIGNAL TARGET: starts the job, waits for results on disk, signals the ranks
+# (TARGET=ranks) or mpiexec (TARGET=mpiexec), and sets rc to the job's exit code.
+run_and_stop() {
+  "$mpiexec" "$np_flag" 2 "${extra[@]}" "$app" "${args[@]}" "${@:3}" > run.log 2> err.log &
+  local job=$! before=0
+  [ -e out.xyz.part ] && before=$(grep -c system_id out.xyz.part)
+  for _ in $(seq 300); do  # until this run put results on disk (at most 30 s)
+    grep -q "systems through" run.log && [ "$(grep -c system_id out.xyz.part)" -gt $((before + 100)) ] && break
+    sleep 0.1
+  done
+  [ "$(grep -c system_id out.xyz.part)" -gt $((before + 100)) ] \
+    || fail "no new results on disk after 30 s: $(cat run.log err.log)"
+  if [ "$2" = ranks ]; then
+    kill -"$1" $(my_ranks) || fail "no rank to signal"
+  else
+    kill -"$1" "$job"
+  fi
+  local start=$(date +%s)
+  while kill -0 "$job" 2> /dev/null; do
+    [ $(( $(date +%s) - start )) -lt 30 ] || { kill -9 "$job"; fail "the job did not end within 30 s of $1"; }
+    sleep 0.1
+  done
+  wait "$job"
+  rc=$?
+}
+
+# check_stopped SIGNALS: one line naming the signal (a regex: mpiexec may pass on another one) and
+# the complete results, which FILE.part holds.
+check_stopped() {
+  local lines
+  lines=$(grep -Ec "baton-pipeline: stopped by $1: 'out.xyz.part' holds [0-9]* complete results; --resume goes on from them" err.log)
+  [ "$lines" -eq 1 ] || fail "$1: expected the line once, got $lines: $(cat err.log)"
+  local said held
+  said=$(grep -o "holds [0-9]* complete" err.log | grep -o "[0-9]*")
+  held=$(grep -c system_id out.xyz.part)
+  [ "$said" -eq "$held" ] || fail "$1: the line says $said results, out.xyz.part holds $held"
+  [ "$(tail -c 1 out.xyz.part | od -An -c | tr -d ' ')" = '\n' ] || fail "$1: out.xyz.part ends in a cut frame"
+  [ -e out.xyz ] && fail "$1: out.xyz exists although the run did not complete"
+  echo "ok: $1 -> exit $rc, $held complete results in out.xyz.part"
+}
+
+run_and_stop TERM ranks
+[ "$rc" -eq 5 ] || fail "SIGTERM to the ranks: exit $rc, expected 5: $(cat err.log)"
+check_stopped SIGTERM
+
+# Ctrl-C reaches mpiexec, which passes it on (Open MPI's as SIGTERM) and may give an exit code of
+# its own.
+run_and_stop INT mpiexec --resume
+[ "$rc" -ne 0 ] || fail "SIGINT to mpiexec: exit 0"
+check_stopped "SIG(INT|TERM)"
+
+"$mpiexec" "$np_flag" 2 "${extra[@]}" "$app" "${args[@]}" --resume > resume.log 2>&1 \
+  || fail "--resume failed: $(cat resume.log)"
+total=$(grep -c system_id out.xyz)
+unique=$(grep -o 'system_id=[0-9]*' out.xyz | sort -u | wc -l)
+[ "$total" -eq 20000 ] && [ "$unique" -eq 20000 ] || fail "$total frames, $unique ids, expected 20000 each"
+echo "ok: --resume finished the campaign, 20000 systems exactly once"

@@ -636,7 +636,7 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
                 << " results finished so far are in " << o.output << pl::XyzFileSink::partial_suffix
                 << " (--resume goes on from them)\n";
     else if (world.rank() == 0 && input.file)
-      std::cerr << "baton-pipeline: no system had finished, so no results file was kept\n";
+      std::cerr << "baton-pipeline: no result was written, so no results file was kept\n";
     baton::agree_on_failure(world, e.what(), app::exit_failure);
   }
   progress.show(driver, true);

@@ -1,6 +1,8 @@
 #include "baton/pipeline/overflow.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "baton/pipeline/links.hpp"
@@ -48,11 +50,21 @@ std::string OverflowChain::describe() const {
          (spill_path_.empty() ? "" : "; spill file " + spill_path_) + ")";
 }
 
+namespace {
+// The operating system's reason for the last failed stream operation ("No space left on device"),
+// or "" when it left none.
+std::string os_reason() {
+  return errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+}
+}  // namespace
+
 void OverflowChain::spill(const HostWire& w) {
+  errno = 0;
   if (!spill_.is_open()) {
     spill_.open(spill_path_, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
     if (!spill_)
-      throw Error("baton::pipeline: cannot create the spill file '" + spill_path_ + "'");
+      throw Error("baton::pipeline: cannot create the spill file '" + spill_path_ + "'" +
+                  os_reason());
   }
   const std::int64_t sizes[2] = {static_cast<std::int64_t>(w.ints.size()),
                                  static_cast<std::int64_t>(w.reals.size())};
@@ -64,14 +76,15 @@ void OverflowChain::spill(const HostWire& w) {
                static_cast<std::streamsize>(w.reals.size() * sizeof(double)));
   spill_.flush();
   if (!spill_)
-    throw Error("baton::pipeline: writing the spill file '" + spill_path_ +
-                "' failed (disk full?)");
+    throw Error("baton::pipeline: writing the spill file '" + spill_path_ + "' failed" +
+                os_reason());
   spill_atoms_.push_back(atoms_of(w));
   ++spilled_total_;
 }
 
 HostWire OverflowChain::unspill() {
   std::int64_t sizes[2] = {0, 0};
+  errno = 0;
   spill_.seekg(read_at_);
   spill_.read(reinterpret_cast<char*>(sizes), sizeof sizes);
   HostWire w;
@@ -82,7 +95,8 @@ HostWire OverflowChain::unspill() {
   spill_.read(reinterpret_cast<char*>(w.reals.data()),
               static_cast<std::streamsize>(w.reals.size() * sizeof(double)));
   if (!spill_)
-    throw Error("baton::pipeline: reading the spill file '" + spill_path_ + "' back failed");
+    throw Error("baton::pipeline: reading the spill file '" + spill_path_ + "' back failed" +
+                os_reason());
   read_at_ = static_cast<std::int64_t>(spill_.tellg());
   spill_atoms_.pop_front();
   if (spill_atoms_.empty()) {  // all read back: start the file over

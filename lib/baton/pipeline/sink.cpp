@@ -265,7 +265,6 @@ XyzFileSink::XyzFileSink(std::string path, std::vector<std::string> stage_names,
 void XyzFileSink::write(const std::vector<dynamics::HostSystem>& systems) {
   if (systems.empty())
     return;
-  file_.keep_partial();  // from the first result on, an unfinished run's results stay for resume
   if (in_file() == 0 && !run_.empty()) {
     // The file's first frame carries the run's description in its comment line.
     std::ostringstream first;
@@ -280,6 +279,7 @@ void XyzFileSink::write(const std::vector<dynamics::HostSystem>& systems) {
     dynamics::write_xyz(file_.stream(), systems, stages_);
   }
   file_.flush();
+  file_.keep_partial();  // from the first result on, an unfinished run's results stay for resume
   written_ += static_cast<std::int64_t>(systems.size());
 }
 

@@ -1,6 +1,6 @@
-// baton-pipeline: batches of clusters (Lennard-Jones or Morse) through stages of dynamics (FIRE
-// relaxation, Langevin, NVE), the stages spread over MPI ranks, finished systems handed from rank
-// to rank.
+// baton-pipeline: batches of atomic systems (clusters or periodic cells; Lennard-Jones, Morse or
+// EAM) through stages of dynamics (FIRE relaxation, Langevin, NVE), the stages spread over MPI
+// ranks, finished systems handed from rank to rank.
 //   mpiexec -n 2 baton-pipeline                      (built-in example: 200 perturbed LJ clusters)
 //   srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz
 // Every option can also come from a config file (--config run.cfg, lines "fmax = 1e-5").
@@ -690,9 +690,8 @@ int main(int argc, char** argv) {
   Options o;
   app::AppSpec spec{"baton-pipeline", po::options_description("Options"), {}, "config", "", ""};
   spec.usage =
-      "baton-pipeline: batches of clusters (Lennard-Jones or Morse) through stages of dynamics "
-      "(FIRE, "
-      "Langevin, NVE) spread over MPI ranks\n"
+      "baton-pipeline: batches of atomic systems (clusters or periodic cells; Lennard-Jones, Morse "
+      "or EAM) through stages of dynamics (FIRE, Langevin, NVE) spread over MPI ranks\n"
       "  mpiexec -n 2 baton-pipeline        (built-in example: 200 perturbed LJ clusters)\n"
       "  srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz\n"
       "Every option can also come from --config FILE (lines \"fmax = 1e-5\"). All options are "
@@ -707,7 +706,7 @@ int main(int argc, char** argv) {
     ("seed", app::value(&o.seed, std::uint64_t{1}), "built-in input: random seed")
     ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
     ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none; written as systems finish to FILE.part, renamed to FILE when the run completes")
-    ("resume", po::bool_switch(&o.resume), "go on from the results of an earlier run (FILE.part, or FILE): their systems are not run again")
+    ("resume", po::bool_switch(&o.resume), "go on from an unfinished run's FILE.part (exit 5 after SIGTERM/SIGINT, or a killed run): its systems are not run again; refused (exit 2) when FILE.part was written with another input or options, naming what differs; without FILE.part every system runs")
     ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, or eam (with --potential-file)")
     ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")
     ("units", app::value(&o.units, std::string("auto")), "unit system: lj, metal (eV, A, amu, ps, K), or auto (metal for eam, else lj); metal changes the defaults of --fire-dt (0.001), --fire-dt-max (0.01), --dt (0.001) and --temperature (300)")

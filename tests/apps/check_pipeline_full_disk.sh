@@ -3,13 +3,9 @@
 # where the results are only when a results file holds some. Needs a small tmpfs, so root with
 # mount rights; exits 77 (skipped) otherwise.
 #   check_pipeline_full_disk.sh APP MPIEXEC NP_FLAG OPENMPI WORK
-set -u
-app=$1 mpiexec=$2 np_flag=$3 openmpi=$4 work=$5
-fail() { echo "FAIL: $*"; exit 1; }
-umount "$work/full" 2> /dev/null
-rm -rf "$work" && mkdir -p "$work/full" && cd "$work" || exit 1
-extra=()
-[ "$openmpi" = "TRUE" ] || [ "$openmpi" = "ON" ] || [ "$openmpi" = "1" ] && extra=(--oversubscribe)
+umount "$5/full" 2> /dev/null  # left mounted by a run that was killed
+source "$(dirname "$0")/pipeline_script.sh"
+mkdir full
 mount -t tmpfs -o size=64k tmpfs full 2> /dev/null || { echo "skipped: cannot mount a tmpfs here"; exit 77; }
 trap 'umount "$work/full"' EXIT
 dd if=/dev/zero of=full/fill bs=4k count=64 2> /dev/null  # fills it

@@ -3,13 +3,8 @@
 # that did not complete leaves none), and FILE.part holds whole frames up to its last flush and at
 # most a cut last frame; --resume then finishes the campaign, every system exactly once.
 #   check_pipeline_kill.sh APP MPIEXEC NP_FLAG OPENMPI WORK
-set -u  # every check exits 1 through fail(); the script exits 0 only at its end
-app=$1 mpiexec=$2 np_flag=$3 openmpi=$4 work=$5
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
-extra=()
-[ "$openmpi" = "TRUE" ] || [ "$openmpi" = "ON" ] || [ "$openmpi" = "1" ] && extra=(--oversubscribe)
+source "$(dirname "$0")/pipeline_script.sh"
 args=(--systems 20000 --sizes 13 --stages fire --progress off --output out.xyz)
-fail() { echo "FAIL: $*"; exit 1; }
 
 "$mpiexec" "$np_flag" 2 "${extra[@]}" "$app" "${args[@]}" > run.log 2>&1 &
 job=$!
@@ -18,7 +13,8 @@ for _ in $(seq 200); do  # until some results are on disk (at most 20 s)
   sleep 0.1
 done
 [ -s out.xyz.part ] || fail "no results on disk after 20 s: $(cat run.log)"
-rank=$(pgrep -n -x baton-pipeline) || fail "no rank to kill"
+rank=$(my_ranks | tail -n 1)
+[ -n "$rank" ] || fail "no rank to kill"
 kill -9 "$rank"
 start=$(date +%s)
 while kill -0 "$job" 2> /dev/null; do

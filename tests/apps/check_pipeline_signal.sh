@@ -4,20 +4,8 @@
 # on stderr saying so and how many complete results FILE.part holds (exactly the frames it holds,
 # none cut), and --resume then finishes the campaign, every system exactly once.
 #   check_pipeline_signal.sh APP MPIEXEC NP_FLAG OPENMPI WORK
-set -u  # every check exits 1 through fail(); the script exits 0 only at its end
-app=$1 mpiexec=$2 np_flag=$3 openmpi=$4 work=$5
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
-extra=()
-[ "$openmpi" = "TRUE" ] || [ "$openmpi" = "ON" ] || [ "$openmpi" = "1" ] && extra=(--oversubscribe)
+source "$(dirname "$0")/pipeline_script.sh"
 args=(--systems 20000 --sizes 13 --stages fire --progress off --output out.xyz)
-fail() { echo "FAIL: $*"; exit 1; }
-
-# The ranks of the job started in this directory (other tests may run baton-pipeline too).
-my_ranks() {
-  for pid in $(pgrep -x baton-pipeline); do
-    [ "$(readlink "/proc/$pid/cwd")" = "$PWD" ] && echo "$pid"
-  done
-}
 
 # run_and_stop SIGNAL TARGET: starts the job, waits for results on disk, signals the ranks
 # (TARGET=ranks) or mpiexec (TARGET=mpiexec), and sets rc to the job's exit code.

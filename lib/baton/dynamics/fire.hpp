@@ -65,9 +65,9 @@ struct FireConstants {
 
 /// The "fire" stage over any potential (potential.hpp): relaxes every system to fmax <=
 /// params.fmax. Per-system state (dt, alpha, steps since P <= 0, the last move's time step) lives
-/// in batch.scratch (0: not started). enter() zeroes velocities and computes forces; a system is Finished when converged
-/// (checked before each step, so a relaxed system takes 0 steps) or after params.max_steps steps,
-/// with its forces, energy, fmax and virial current.
+/// in batch.scratch (0: not started). enter() zeroes velocities and computes forces; a system is
+/// Finished when converged (checked before each step, so a relaxed system takes 0 steps) or after
+/// params.max_steps steps, with its forces, energy, fmax and virial current.
 template <class Potential = LennardJones>
 class FireStage : public Stage {
  public:
@@ -143,11 +143,11 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           const int s = team.league_rank();
           if (sv.status(s) != active || !sv.ready(team, pot, s))
             return;
-          detail::StageSystem sys = sv.begin(team, s);
+          detail::StageSystem sys = sv.begin(team, pot, s);
           const int b = sys.begin, e = sys.end;
           double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
           double last_move = scratch(s, 3);  // the time step of the last move (<= dt: max_step)
-          if (dt == 0) {  // first step of this system here
+          if (dt == 0) {                     // first step of this system here
             dt = p.dt;
             alpha = p.alpha_start;
             n_pos = 0;
@@ -214,7 +214,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             });
             team.team_barrier();
             sv.forces<false>(team, pot, sys);
-            if (sv.stepped(team, sys))
+            if (sv.stepped(team, pot, sys))
               break;
           }
           Kokkos::single(Kokkos::PerTeam(team), [&]() {

@@ -261,3 +261,63 @@ TEST_CASE("forces that cancel exactly are not a dissociation; periodic images co
     CHECK_FALSE(gas.systems()[0].failed);
   }
 }
+
+namespace {
+
+// detail::system_interacts for every system of `b` with the pair loop `Half` (the host's i < j
+// pairs, or the GPU's all j != i, run here on the host), after a force call that made the lists
+// current for that loop.
+template <bool Half>
+std::vector<int> interacting(const bd::Morse& morse, Batch& b) {
+  bd::NeighbourLists lists{bd::NeighbourSettings{}};
+  const int n = b.batch.num_systems();
+  bd::detail::compute_forces(morse, b.batch, 0, n, Half, lists, 0.3);
+  const auto pot = morse.kernel();
+  const bd::detail::NeighbourData data = lists.data();
+  const auto x = b.batch.positions;
+  const auto species = b.batch.species;
+  const auto offset = b.batch.offset;
+  const auto count = b.batch.count;
+  const auto cell = b.batch.cell;
+  const auto pbc = b.batch.pbc;
+  const auto id = b.batch.id;
+  Kokkos::View<int*> out("interacting", n);
+  Kokkos::parallel_for(
+      bd::detail::system_teams(n), KOKKOS_LAMBDA(const bd::detail::TeamMember& team) {
+        const int s = team.league_rank();
+        const bd::CellImage c = bd::make_cell_image(&cell(s, 0), pbc(s));
+        const bool yes = bd::detail::system_interacts<Half>(team, pot, data, s, id(s), x, species,
+                                                            offset(s), offset(s) + count(s), c);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { out(s) = yes ? 1 : 0; });
+      });
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  return {h.data(), h.data() + n};
+}
+
+}  // namespace
+
+TEST_CASE("system_interacts: both pair loops, all pairs and neighbour lists, periodic images") {
+  bd::Morse morse;
+  morse.cutoff = 3;
+  morse.shift = false;
+  bd::HostSystem image = atoms(5, {5.5, 0, 0, 0.5, 0, 0}, "Ar");  // 1 apart through the image
+  image.cell = {6, 0, 0, 0, 30, 0, 0, 0, 30};
+  image.pbc = {true, true, true};
+  bd::HostSystem image_lists = dimer_grid(6, 1, 0);  // 72 atoms, each dimer across the cell
+  for (std::size_t i = 0; i < image_lists.size(); i += 2)
+    image_lists.positions[3 * i] = 5.5;
+  for (std::size_t i = 1; i < image_lists.size(); i += 2)
+    image_lists.positions[3 * i] = 0.5;
+  image_lists.cell = {6, 0, 0, 0, 30, 0, 0, 0, 30};
+  image_lists.pbc = {true, true, true};
+  bd::HostSystem no_cell = image_lists;  // the same atoms 5 apart: none interacts
+  no_cell.cell = {};
+  no_cell.pbc = {false, false, false};
+  const std::vector<bd::HostSystem> in{
+      dimer(1, 1.0, 0), dimer(2, 4.0, 0), atoms(3, {0, 0, 0}, "Ar"), dimer_grid(4, 1.0, 0), image,
+      image_lists,      no_cell};
+  const std::vector<int> expected{1, 0, 0, 1, 1, 1, 0};
+  Batch half(in), full(in);
+  CHECK(interacting<true>(morse, half) == expected);
+  CHECK(interacting<false>(morse, full) == expected);
+}

@@ -1,5 +1,6 @@
 #include "baton/dynamics/cell.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -23,9 +24,19 @@ double cell_volume(const std::array<double, 9>& h) {
 }
 
 std::array<double, 3> cell_widths(const std::array<double, 9>& h) {
-  const double v = cell_volume(h);
-  return {v / norm(cross(&h[3], &h[6])), v / norm(cross(&h[6], &h[0])),
-          v / norm(cross(&h[0], &h[3]))};
+  // Of the cell scaled to its largest entry, then scaled back: the products of a cell with
+  // entries of 1e100 would overflow (widths inf / inf, or v / inf = 0).
+  double scale = 0;
+  for (double c : h)
+    scale = std::max(scale, std::abs(c));
+  if (!(scale > 0) || !std::isfinite(scale))
+    scale = 1;
+  std::array<double, 9> u{};
+  for (std::size_t k = 0; k < 9; ++k)
+    u[k] = h[k] / scale;
+  const double v = cell_volume(u);
+  return {scale * (v / norm(cross(&u[3], &u[6]))), scale * (v / norm(cross(&u[6], &u[0]))),
+          scale * (v / norm(cross(&u[0], &u[3])))};
 }
 
 std::string cell_problem(const HostSystem& s) {
@@ -35,6 +46,21 @@ std::string cell_problem(const HostSystem& s) {
   for (double c : s.cell)
     if (!std::isfinite(c))
       return "has a cell with a non-finite entry";
+  for (int k = 0; k < 3; ++k) {
+    const double* a = &s.cell[static_cast<std::size_t>(3 * k)];
+    const double m = std::max({std::abs(a[0]), std::abs(a[1]), std::abs(a[2])});
+    const double length = m > 0 ? m * std::hypot(a[0] / m, a[1] / m, a[2] / m) : 0;
+    if (s.pbc[static_cast<std::size_t>(k)] && length > max_cell_length) {
+      std::ostringstream out;
+      out.precision(6);
+      out << "has a periodic cell vector "
+          << "abc"[k] << " of length " << length << ", longer than " << max_cell_length
+          << ": atoms moved by whole cell vectors would be"
+          << " rounded to about " << length * 0x1p-53
+          << " length units, too coarse for the forces (docs/dynamics.md, \"Periodic cells\")";
+      return out.str();
+    }
+  }
   const double v = cell_volume(s.cell);
   if (!(v > 0) || !std::isfinite(v))
     return "has a cell of zero volume";

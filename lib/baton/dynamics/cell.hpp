@@ -78,6 +78,14 @@ KOKKOS_INLINE_FUNCTION CellImage make_cell_image(const double* h, int pbc_bits) 
   return c;
 }
 
+/// The longest periodic cell vector a system may have (length units). Atoms are moved by whole
+/// cell vectors (neighbour lists, wrap_positions), which rounds their coordinates to about
+/// L * 2^-53 for a vector of length L: 1.1e-10 at 1e6, where forces are still good to fmax 1e-6
+/// (a 108-atom Lennard-Jones chunk straddling the origin relaxes as it does without a cell, its
+/// energy 6e-10 off), but 1.1e-4 at 1e12 (it never converges, at a wrong energy). cell_problem()
+/// rejects longer periodic vectors.
+inline constexpr double max_cell_length = 1e6;
+
 /// pbc flags as bits (bit k: axis k periodic).
 inline int pbc_bits(const std::array<bool, 3>& pbc) {
   return (pbc[0] ? 1 : 0) | (pbc[1] ? 2 : 0) | (pbc[2] ? 4 : 0);
@@ -91,7 +99,7 @@ double cell_volume(const std::array<double, 9>& h);
 std::array<double, 3> cell_widths(const std::array<double, 9>& h);
 
 /// What is wrong with a system's cell ("has a periodic axis but no cell", "has a cell of zero
-/// volume", ...), or "" when it is usable.
+/// volume", a periodic vector longer than max_cell_length, ...), or "" when it is usable.
 std::string cell_problem(const HostSystem& s);
 
 /// "" when pairs up to `cutoff` see at most one image of each atom (cutoff <= half of every

@@ -64,10 +64,10 @@ struct FireConstants {
 }  // namespace detail
 
 /// The "fire" stage over any potential (potential.hpp): relaxes every system to fmax <=
-/// params.fmax. Per-system state (dt, alpha, steps since P <= 0) lives in batch.scratch (0: not
-/// started). enter() zeroes velocities and computes forces; a system is Finished when converged
-/// (checked before each step, so a relaxed system takes 0 steps) or after params.max_steps steps,
-/// with its forces, energy, fmax and virial current.
+/// params.fmax. Per-system state (dt, alpha, steps since P <= 0, the last move's time step) lives
+/// in batch.scratch (0: not started). enter() zeroes velocities and computes forces; a system is
+/// Finished when converged (checked before each step, so a relaxed system takes 0 steps) or after
+/// params.max_steps steps, with its forces, energy, fmax and virial current.
 template <class Potential = LennardJones>
 class FireStage : public Stage {
  public:
@@ -143,13 +143,15 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
           const int s = team.league_rank();
           if (sv.status(s) != active || !sv.ready(team, pot, s))
             return;
-          detail::StageSystem sys = sv.begin(team, s);
+          detail::StageSystem sys = sv.begin(team, pot, s);
           const int b = sys.begin, e = sys.end;
           double dt = scratch(s, 0), alpha = scratch(s, 1), n_pos = scratch(s, 2);
-          if (dt == 0) {  // first step of this system here
+          double last_move = scratch(s, 3);  // the time step of the last move (<= dt: max_step)
+          if (dt == 0) {                     // first step of this system here
             dt = p.dt;
             alpha = p.alpha_start;
             n_pos = 0;
+            last_move = 0;
           }
           while (!sys.done) {
             if (sys.r.fmax <= p.fmax || sys.taken >= p.max_steps) {
@@ -179,7 +181,9 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
               n_pos += 1;
             } else {
               if (p.half_step_back) {  // FIRE 2.0: undo half of the last move uphill
-                const double back = 0.5 * dt;
+                // Half of the move the last step made (x += last_move v, v unchanged since), not
+                // half of dt: where max_step shortened that move, dt v is far longer than it was.
+                const double back = 0.5 * last_move;
                 Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
                   for (int d = 0; d < 3; ++d)
                     sv.x(i, d) -= back * sv.v(i, d);
@@ -202,6 +206,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             });
             const double vmax = detail::math_sqrt(v2max);
             const double move = dt * vmax > p.max_step ? p.max_step / vmax : dt;
+            last_move = move;
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
               sv.x(i, 0) += move * sv.v(i, 0);
               sv.x(i, 1) += move * sv.v(i, 1);
@@ -209,13 +214,14 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
             });
             team.team_barrier();
             sv.forces<false>(team, pot, sys);
-            if (sv.stepped(team, sys))
+            if (sv.stepped(team, pot, sys))
               break;
           }
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
             scratch(s, 0) = dt;
             scratch(s, 1) = alpha;
             scratch(s, 2) = n_pos;
+            scratch(s, 3) = last_move;
           });
           sv.finish(team, pot, sys);
         });

@@ -51,6 +51,8 @@ struct StageSystem {
   int failure = 0;              ///< why (a Failure code), when it broke in this call
   bool done = false;            ///< finished in this stage
   bool list_full = false;       ///< its neighbour list must grow before it goes on
+  /// It had an interacting pair when it entered the stage: it dissociates when none is left.
+  bool bound = false;
 };
 
 /// What the integrators' kernels read and write of the batch, and the steps every integrator
@@ -64,6 +66,7 @@ struct StageViews {
   SystemsBatch::view<double* [9]> cell;
   SystemsBatch::view<std::int64_t*> id, steps;
   SystemsBatch::view<int*> forces_stale;
+  SystemsBatch::view<double* [batch_scratch_size]> scratch;
   ForceOutputs out;
   NeighbourData lists;
 
@@ -83,6 +86,7 @@ struct StageViews {
         id(b.id),
         steps(b.steps),
         forces_stale(b.forces_stale),
+        scratch(b.scratch),
         out(b),
         lists(l.data()) {}
 
@@ -108,8 +112,11 @@ struct StageViews {
   }
 
   /// Slot s as the last call left it. A system that failed earlier, or whose numbers are broken
-  /// already, is done and takes no steps.
-  KOKKOS_INLINE_FUNCTION StageSystem begin(const TeamMember& team, int s) const {
+  /// already, is done and takes no steps. At its first call in the stage (scratch(s,
+  /// bound_column) 0, as enter_forces() left it) it learns whether it has an interacting pair:
+  /// only then can it dissociate (stepped()).
+  template <class K>
+  KOKKOS_INLINE_FUNCTION StageSystem begin(const TeamMember& team, const K& pot, int s) const {
     StageSystem sys;
     sys.slot = s;
     sys.begin = offset(s);
@@ -121,6 +128,14 @@ struct StageViews {
     sys.call_first = lists.call_first(s);
     sys.failure = failed(s) != 0 ? 0 : broken(team, x, v, f, sys.begin, sys.end, sys.r);
     sys.broke = sys.done = failed(s) != 0 || sys.failure != 0;
+    const int column = bound_column;  // a copy: device code indexes with it
+    const double known = scratch(s, column);
+    if (known != 0)
+      sys.bound = known == 2;
+    else if (!sys.broke && sys.end - sys.begin >= 2)  // a force means an interacting pair
+      sys.bound =
+          sys.r.fmax != 0 || system_interacts<on_host>(team, pot, lists, s, id(s), x, species,
+                                                       sys.begin, sys.end, sys.cell);
     return sys;
   }
 
@@ -137,11 +152,19 @@ struct StageViews {
       sys.list_full = true;
   }
 
-  /// Counts a step; a system whose numbers broke is done (and failed). True when the system
-  /// stops for this call: it broke, or its neighbour list must grow first.
-  KOKKOS_INLINE_FUNCTION bool stepped(const TeamMember& team, StageSystem& sys) const {
+  /// Counts a step; a system whose numbers broke, or that dissociated (it was bound on entry and
+  /// no two of its atoms interact now: every force exactly 0 and system_interacts() false), is
+  /// done (and failed). True when the system stops for this call: it broke, or its neighbour list
+  /// must grow first.
+  template <class K>
+  KOKKOS_INLINE_FUNCTION bool stepped(const TeamMember& team, const K& pot,
+                                      StageSystem& sys) const {
     ++sys.taken;
     sys.failure = broken(team, x, v, f, sys.begin, sys.end, sys.r);
+    if (sys.failure == 0 && sys.bound && sys.r.fmax == 0 &&
+        !system_interacts<on_host>(team, pot, lists, sys.slot, id(sys.slot), x, species, sys.begin,
+                                   sys.end, sys.cell))
+      sys.failure = static_cast<int>(Failure::dissociated);
     if (sys.failure != 0)
       sys.broke = sys.done = true;
     return sys.broke || sys.list_full;
@@ -157,6 +180,8 @@ struct StageViews {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       store(out, sys.slot, sys.r, sys.done);
       steps(sys.slot) = sys.taken;
+      const int column = bound_column;
+      scratch(sys.slot, column) = sys.bound ? 2 : 1;
       if (sys.failure != 0)
         failed(sys.slot) = sys.failure;
       if (sys.done)
@@ -248,10 +273,18 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
 /// built-in stages). In a batch whose owner reads the list overflow itself
 /// (SystemsBatch::defer_list_overflow()) it reads nothing back: a system whose list did not fit
 /// keeps the forces of the build's bins, marked forces_stale, and ready() computes them again once
-/// the lists grew, before its first step. Elsewhere, compute_forces.
+/// the lists grew, before its first step. Elsewhere, compute_forces. It also forgets whether those
+/// systems were bound (scratch column bound_column), which their first advance() finds out.
 template <class P = LennardJones>
 void enter_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
                   NeighbourLists& lists, double skin) {
+  detail::check_slots("enter_forces", batch, first_slot, n_slots);
+  const auto scratch = batch.scratch;
+  const int column = bound_column;
+  Kokkos::parallel_for(  // not known yet whether they are bound: the first advance() finds out
+      "baton::dynamics::enter_bound",
+      Kokkos::RangePolicy<SystemsBatch::execution_space>(first_slot, first_slot + n_slots),
+      KOKKOS_LAMBDA(int s) { scratch(s, column) = 0; });
   detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host, lists, skin, true);
 }
 

@@ -97,7 +97,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         KOKKOS_LAMBDA(const detail::TeamMember& team) {
           if (sv.status(team.league_rank()) != active || !sv.ready(team, pot, team.league_rank()))
             return;
-          detail::StageSystem sys = sv.begin(team, team.league_rank());
+          detail::StageSystem sys = sv.begin(team, pot, team.league_rank());
           const int b = sys.begin;
           const std::int64_t sid = sv.id(sys.slot);
           while (!sys.done) {
@@ -125,7 +125,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
               for (int d = 0; d < 3; ++d)
                 sv.v(i, d) += h * sv.f(i, d);  // B
             });
-            if (sv.stepped(team, sys))
+            if (sv.stepped(team, pot, sys))
               break;
           }
           sv.finish(team, pot, sys);

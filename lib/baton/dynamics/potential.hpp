@@ -247,6 +247,60 @@ KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
   return true;
 }
 
+/// Whether some pair of `pairs` interacts (see system_interacts); every thread of the team gets
+/// the answer.
+template <bool HalfPairs, class K, class Pairs>
+KOKKOS_INLINE_FUNCTION bool team_interacts(const TeamMember& team, const K& pot,
+                                           const SpeciesView& species, const Pairs& pairs,
+                                           int begin, int end) {
+  const double rc2 = pot.cutoff_squared();
+  const double found = team_max(team, begin, end, [&](int i) {
+    double any = 0;
+    pairs.template each<HalfPairs>(i, [&](int j, double dx, double dy, double dz) {
+      const double r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < rc2) {
+        if constexpr (is_pair_kernel<K>::value) {
+          double pe = 0, s = 0;
+          pot.pair(species(i), species(j), r2, pe, s);
+          if (pe != 0 || s != 0)
+            any = 1;
+        } else {
+          (void)species;
+          any = 1;
+        }
+      }
+    });
+    return any;
+  });
+  return found > 0;
+}
+
+/// Whether any two atoms of one system interact: some pair (with its minimum image, or any image
+/// within the cutoff, in a periodic cell) is closer than the cutoff and, for a pair potential,
+/// its pair energy or force is not exactly 0 (with no cutoff: the pair is not so far apart that
+/// both underflow). Found through the same pairs as system_forces() (the list that force call
+/// made current, its build's bins, or all pairs); every thread of the team gets the answer. When
+/// no pair interacts, every force is exactly 0: callers ask only when fmax is 0.
+template <bool HalfPairs, class K>
+KOKKOS_INLINE_FUNCTION bool system_interacts(const TeamMember& team, const K& pot,
+                                             const NeighbourData& lists, int slot, std::int64_t id,
+                                             const Positions& x, const SpeciesView& species,
+                                             int begin, int end, const CellImage& cell) {
+  if (lists.used_for(end - begin)) {
+    const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
+    if (longest <= lists.capacity)
+      return team_interacts<HalfPairs>(team, pot, species,
+                                       lists.pairs(team, slot, begin, end, cell, x), begin, end);
+    return team_interacts<HalfPairs>(team, pot, species,
+                                     bin_pairs(lists, team, slot, begin, end, cell, x), begin, end);
+  }
+  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
+    return team_interacts<HalfPairs>(team, pot, species, AllPairs<true>{x, cell, begin, end}, begin,
+                                     end);
+  return team_interacts<HalfPairs>(team, pot, species, AllPairs<false>{x, cell, begin, end}, begin,
+                                   end);
+}
+
 }  // namespace detail
 
 }  // namespace baton::dynamics

@@ -79,12 +79,14 @@ const char* failure_text(int code) {
       return "non-finite positions or velocities";
     case Failure::input:
       return "failed before";
+    case Failure::dissociated:
+      return "dissociated: no two atoms within the cutoff";
   }
   return "failed";
 }
 
 int failure_code(const std::string& text) {
-  for (int code = 1; code <= static_cast<int>(Failure::input); ++code)
+  for (int code = 1; code <= last_failure; ++code)
     if (text == failure_text(code))
       return code;
   return static_cast<int>(Failure::input);

@@ -26,12 +26,15 @@ enum class SystemStatus : int {
 /// a system's numbers break; never cleared.
 enum class Failure : int {
   none = 0,
-  energy = 1,     ///< its energy is not finite
-  forces = 2,     ///< some force is not finite (e.g. two atoms on top of each other)
-  exploded = 3,   ///< an atom is further than max_coordinate from the origin
-  positions = 4,  ///< some position or velocity is not finite
-  input = 5       ///< it arrived failed (an earlier run or stage)
+  energy = 1,      ///< its energy is not finite
+  forces = 2,      ///< some force is not finite (e.g. two atoms on top of each other)
+  exploded = 3,    ///< an atom is further than max_coordinate from the origin
+  positions = 4,   ///< some position or velocity is not finite
+  input = 5,       ///< it arrived failed (an earlier run or stage)
+  dissociated = 6  ///< no two atoms interact any more, where some did when it entered the stage
 };
+/// The largest Failure code.
+inline constexpr int last_failure = static_cast<int>(Failure::dissociated);
 
 /// A coordinate larger than this (in the run's length unit) means the system exploded: no atom of
 /// a system that dynamics can handle gets anywhere near it.
@@ -81,8 +84,13 @@ struct HostSlot {
   std::int64_t steps = 0;        ///< steps taken in the current stage (0 when appended)
 };
 
-/// Number of per-system scratch values a stage may use (see SystemsBatch::scratch).
-inline constexpr int batch_scratch_size = 4;
+/// Number of per-system scratch values a stage may use (see SystemsBatch::scratch): columns [0, 4)
+/// are the stage's own; column `bound_column` belongs to the built-in stages' shared steps.
+inline constexpr int batch_scratch_size = 5;
+/// The scratch column where the built-in stages (StageViews, forces.hpp) keep whether the system
+/// had an interacting pair when it entered the stage (0: not known yet, 1: no, 2: yes), for the
+/// dissociation check (Failure::dissociated). enter_forces() zeroes it.
+inline constexpr int bound_column = 4;
 
 /// Fixed-capacity batch of systems in the default execution space's memory.
 class SystemsBatch {
@@ -141,8 +149,8 @@ class SystemsBatch {
   view<double* [9]> cell;
   view<int*> pbc;  ///< periodic axes as bits (bit k: axis k)
   /// A Failure code, not 0 when the system's numbers broke (non-finite energy, forces or
-  /// positions, an atom past max_coordinate): set by the stage, which finishes it at once; later
-  /// stages finish it without steps. Travels with the system.
+  /// positions, an atom past max_coordinate) or it dissociated: set by the stage, which finishes
+  /// it at once; later stages finish it without steps. Travels with the system.
   view<int*> failed;
   /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
   /// a system enters a batch; moved with the system when slots are compacted; never sent.

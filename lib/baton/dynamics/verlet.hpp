@@ -101,7 +101,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
         KOKKOS_LAMBDA(const detail::TeamMember& team) {
           if (sv.status(team.league_rank()) != active || !sv.ready(team, pot, team.league_rank()))
             return;
-          detail::StageSystem sys = sv.begin(team, team.league_rank());
+          detail::StageSystem sys = sv.begin(team, pot, team.league_rank());
           while (!sys.done) {
             if (sys.taken >= limit) {
               sys.done = true;
@@ -123,7 +123,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
               for (int d = 0; d < 3; ++d)
                 sv.v(i, d) += h * sv.f(i, d);
             });
-            if (sv.stepped(team, sys))
+            if (sv.stepped(team, pot, sys))
               break;
           }
           sv.finish(team, pot, sys);

@@ -670,7 +670,8 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
       baton::write_chrome_trace(o.trace, records);
     if (results.failed > 0)  // not a failed run: the other systems' results stand
       std::cout << "\nfailed: " << results.failed << " of " << results.count
-                << " systems (non-finite energy, forces or positions, or exploded); they are not "
+                << " systems (non-finite energy, forces or positions, exploded, or dissociated); they "
+                   "are not "
                    "stepped further and are written with failed=T and their failure\n";
     if (input.file)
       std::cout << "\nresults: " << o.output << " (" << results.count + input.resumed

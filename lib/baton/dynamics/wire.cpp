@@ -80,7 +80,7 @@ WireHeader decode_wire_header(const std::int64_t* h, std::size_t int_count,
       w.atoms > limit || w.stages > 4096)
     malformed("impossible counts: " + std::to_string(w.systems) + " systems, " +
               std::to_string(w.atoms) + " atoms, " + std::to_string(w.stages) + " stages");
-  if ((w.flags & ~(wire_end_of_stream | wire_abort)) != 0)
+  if ((w.flags & ~(wire_end_of_stream | wire_abort | wire_species)) != 0)
     malformed("unknown flags " + std::to_string(w.flags));
   if (int_count != wire_int_count(w.systems, w.atoms, w.stages) ||
       real_count != wire_real_count(w.systems, w.atoms))

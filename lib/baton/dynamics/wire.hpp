@@ -9,7 +9,8 @@
 /// Integers: a header of `wire_header_size` values
 ///   [0] magic 0x42545359 ("BTSY")   [1] format version (2)   [2] systems n   [3] atoms m
 ///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
-///   1: the sender stopped with an error)
+///   1: the sender stopped with an error; bit 2: the sender named new species labels, which it
+///   sent before this message, on a channel of their own: see the pipeline's links.hpp)
 /// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits),
 /// failed[n] (0 or 1).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
@@ -34,6 +35,9 @@ inline constexpr int wire_header_size = 6;
 inline constexpr std::int64_t wire_end_of_stream = 1;
 /// Flag of the message a rank sends its neighbours when it stops with an error (0 systems).
 inline constexpr std::int64_t wire_abort = 2;
+/// Flag of a message that the sender's species labels precede (the pipeline sends them, on their
+/// own tag, when its table has grown since its last hand-off to that rank).
+inline constexpr std::int64_t wire_species = 4;
 
 /// Where each field of a message of n systems, m atoms and k stage counters starts, in its
 /// integers and its doubles: the format, defined here once.
@@ -74,6 +78,7 @@ struct WireHeader {
   std::int64_t flags = 0;
   bool end_of_stream() const noexcept { return (flags & wire_end_of_stream) != 0; }
   bool abort() const noexcept { return (flags & wire_abort) != 0; }
+  bool new_species() const noexcept { return (flags & wire_species) != 0; }
 };
 
 /// Decodes the first wire_header_size integers of a message whose Views have `int_count` and

@@ -242,6 +242,8 @@ void Driver::take_in() {
   for (detail::Arrival& a : m.arrivals) {
     const WireIndex index = m.snapshot->index(a.wire, a.max_systems, a.at);
     detail::accept_handoff(c, m.up[a.link], index.header);
+    if (index.header.new_species())  // labels the sender named since its last hand-off here
+      detail::receive_species(c, m.up[a.link], species_);
     if (index.header.systems == 0)
       continue;
     a.wire.index = std::make_shared<const WireIndex>(index);
@@ -371,7 +373,9 @@ bool Driver::send_downstream() {
   const bool eos = inputs_done() && systems_here() == static_cast<long>(all_assigned.size());
   for (std::size_t l = 0; l < m.down.size(); ++l) {
     detail::DownLink& d = m.down[l];
-    const WireBatch wire = pack_systems(out, assigned[l], eos ? wire_end_of_stream : 0);
+    const std::int64_t flags =
+        (eos ? wire_end_of_stream : 0) | detail::send_species(c, d, species_);
+    const WireBatch wire = pack_systems(out, assigned[l], flags);
     detail::send_handoff(c, d, wire, eos);
     c.note("sent to rank " + std::to_string(d.rank) + " (tag " + std::to_string(detail::data_tag) +
            "): " + std::to_string(assigned[l].size()) + " systems" +
@@ -445,11 +449,13 @@ void Driver::update_done() {
   for (detail::DownLink& d : m.down) {
     d.ints_send.wait();
     d.reals_send.wait();
+    d.species_send.wait();
   }
   if (m.feeder)
     for (detail::DownLink& d : m.feeder->links()) {
       d.ints_send.wait();
       d.reals_send.wait();
+      d.species_send.wait();
     }
   m.collector->end();
 }

@@ -146,8 +146,8 @@ void Driver::setup(SystemSource& source) {
               ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
               : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
   broadcast_object(comm_, facts, 0);
-  // Every rank names species alike (hooks see labels); labels a source meets later are named on
-  // rank 0 only.
+  // Every rank names species alike (hooks see labels); labels a source meets later reach the other
+  // ranks with the first hand-offs that carry them (links.hpp).
   std::vector<std::string> names = species_.names();
   broadcast_object(comm_, names, 0);
   for (const std::string& label : names)

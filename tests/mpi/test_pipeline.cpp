@@ -1007,3 +1007,65 @@ TEST_CASE("hooks and snapshots name species right on every rank, also labels met
   if (world.rank() == 0)
     std::remove(path.c_str());
 }
+
+// What on_step is shown must be running: never a failed system, never a non-finite energy.
+class RunningOnlyHook : public Hook {
+ public:
+  long every() const override { return 1; }
+  void on_step(const HookContext& where, const std::vector<HostSystem>& running) override {
+    double sum = 0;
+    for (const HostSystem& s : running) {
+      CAPTURE(where.stage);
+      CAPTURE(where.rank);
+      CAPTURE(s.id);
+      CHECK_FALSE(s.failed);
+      CHECK(s.failure.empty());
+      if (s.id >= 100)  // a broken system, seen before its first step (it fails in it): stage 0
+        CHECK(where.stage == 0);
+      else
+        sum += s.energy;
+      ++seen;
+    }
+    CHECK(std::isfinite(sum));  // what a hook averaging energies needs
+  }
+  void on_finished(const HookContext& where, const std::vector<HostSystem>& systems) override {
+    (void)where;
+    for (const HostSystem& s : systems)
+      failed += s.failed ? 1 : 0;
+  }
+  long seen = 0;
+  long failed = 0;
+};
+
+TEST_CASE("on_step shows running systems only: a failed system is never in the next stage's") {
+  const Communicator& world = baton::test::world();
+  // Three systems break in the first stage (two atoms on one spot); they pass through the others.
+  std::vector<HostSystem> in = input(12);
+  for (std::int64_t k = 0; k < 3; ++k) {
+    HostSystem broken = in[static_cast<std::size_t>(2 * k + 1)];
+    broken.id = 100 + k;
+    for (std::size_t d = 0; d < 3; ++d)
+      broken.positions[3 + d] = broken.positions[d];
+    in.push_back(broken);
+  }
+  for (CommMode mode : {CommMode::sync, CommMode::async_recv}) {
+    CAPTURE(to_string(mode));
+    auto hook = std::make_shared<RunningOnlyHook>();
+    Settings s;
+    s.mode = mode;
+    s.hooks = {hook};
+    const std::vector<HostSystem> out =
+        run(world, three_stages(), s, world.rank() == 0 ? in : std::vector<HostSystem>{});
+    long mine[2] = {hook->seen, hook->failed};
+    long all[2] = {0, 0};
+    baton::check_mpi(MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, world.raw()), "MPI_Allreduce",
+                     world.raw());
+    CHECK(all[0] > 0);
+    CHECK(all[1] == 3 * 3);  // each broken system finishes every stage, failed
+    if (world.rank() == 0) {
+      REQUIRE(out.size() == in.size());
+      CHECK(std::count_if(out.begin(), out.end(), [](const HostSystem& h) { return h.failed; }) ==
+            3);
+    }
+  }
+}

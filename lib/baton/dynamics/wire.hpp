@@ -87,8 +87,8 @@ WireHeader decode_wire_header(const std::int64_t* header, std::size_t int_count,
                               std::size_t real_count);
 
 /// What the host needs to know of a message to unpack it (unpack_systems()) without reading it
-/// from the device: its header and, per system, its atom count, periodic axes and cell (as
-/// HostSlot, status Active, steps 0).
+/// from the device: its header and, per system, its atom count, periodic axes, cell and status
+/// on arrival (as HostSlot, steps 0): Active, or Finished for a system that failed before.
 struct WireIndex {
   WireHeader header;
   std::vector<HostSlot> systems;  ///< header.systems entries (fewer only when gathered short)
@@ -110,7 +110,10 @@ struct WireBatch {
   std::shared_ptr<const WireIndex> index;
 };
 
-/// Packs the systems in `slots` (any order; they are packed in that order) with kernels.
+/// Packs the systems in `slots` (any order; they are packed in that order) with kernels. The
+/// index it gives the message (WireBatch::index) says Active for every system: the host does not
+/// know which failed. A caller that knows sets their status to Finished there
+/// (mark_failed_in_index()) before unpack_systems() reads it.
 WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<int>& slots,
                        std::int64_t flags = 0);
 
@@ -118,14 +121,18 @@ WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<in
 /// message's index is known).
 WireHeader read_wire_header(const WireBatch& wire);
 
+/// Integers per system in what gather_wire_index() writes.
+inline constexpr int wire_index_per_system = 12;
 /// Integers that gather_wire_index() writes for a message of up to `max_systems` systems.
 inline std::size_t wire_index_size(int max_systems) {
-  return static_cast<std::size_t>(wire_header_size) + 11 * static_cast<std::size_t>(max_systems);
+  return static_cast<std::size_t>(wire_header_size) +
+         static_cast<std::size_t>(wire_index_per_system) * static_cast<std::size_t>(max_systems);
 }
 /// Launches a kernel that writes the message's index (its header, then per system: atom count,
-/// pbc bits and the 9 cell values' bits, for up to `max_systems` systems) into out[at, at +
-/// wire_index_size(max_systems)), without waiting: the caller copies it to the host with whatever
-/// else it reads back, then decodes it with decode_wire_index(). Safe on a malformed message.
+/// pbc bits, the 9 cell values' bits and the failed code, for up to `max_systems` systems) into
+/// out[at, at + wire_index_size(max_systems)), without waiting: the caller copies it to the host
+/// with whatever else it reads back, then decodes it with decode_wire_index(). Safe on a malformed
+/// message.
 void gather_wire_index(const WireBatch& wire, int max_systems,
                        const Kokkos::View<std::int64_t*, SystemsBatch::memory_space>& out,
                        std::size_t at);
@@ -138,9 +145,11 @@ WireIndex decode_wire_index(const std::int64_t* gathered, int max_systems, std::
 /// small copy), for up to `max_systems` systems (none when it has more).
 WireIndex read_wire_index(const WireBatch& wire, int max_systems);
 
-/// Appends the systems of `wire` to `batch` as Active, steps 0, scratch 0; returns the first new
-/// slot. Throws baton::Error when they do not fit or the message is malformed. Reads nothing back
-/// when the message's index is known (wire.index); else reads it (read_wire_index()).
+/// Appends the systems of `wire` to `batch` in the status its index gives them (WireIndex: Active,
+/// or Finished for a system that failed before, which no stage steps: it passes through), steps 0,
+/// scratch 0; returns the first new slot. Throws baton::Error when they do not fit or the message
+/// is malformed. Reads nothing back when the message's index is known (wire.index); else reads it
+/// (read_wire_index()).
 int unpack_systems(dynamics::SystemsBatch& batch, const WireBatch& wire);
 
 /// A hand-off on the host (results kept until the end of a run).
@@ -151,6 +160,9 @@ struct HostWire {
 HostWire copy_to_host(const WireBatch& wire);
 /// The index of a message on the host (checked: throws baton::Error when malformed).
 WireIndex index_of(const HostWire& w);
+/// Sets the status of the systems `failed` names (one flag per system of the message, in order)
+/// to Finished in `wire`'s index (see pack_systems()).
+void mark_failed_in_index(WireBatch& wire, const std::vector<char>& failed);
 /// A device copy of `w`, its index known (`label` names the Views).
 WireBatch to_device(const HostWire& w, const std::string& label);
 /// A message of no systems with `flags` (wire_end_of_stream, wire_abort).

@@ -232,7 +232,7 @@ void Driver::take_snapshot() {
     a.at = snapshot.add(a.wire, a.max_systems);
   snapshot.take();
   for (std::size_t i = 0; i < m.runners.size(); ++i)
-    snapshot.apply(m.runners[i].batch, m.runner_at[i]);
+    snapshot.apply(m.runners[i].batch, m.runner_at[i], m.runners[i].failed);
 }
 
 void Driver::take_in() {
@@ -250,7 +250,8 @@ void Driver::take_in() {
     int slot = 0;
     {
       auto t = timers_.scope("receive");
-      slot = unpack_systems(first.batch, a.wire);
+      slot = unpack_systems(first.batch, a.wire);  // failed systems arrive Finished
+      detail::note_arrivals(first, slot);
     }
     auto t = timers_.scope(first.counters.name + " compute");
     first.impl->enter(first.batch, slot, static_cast<int>(index.header.systems));
@@ -267,7 +268,7 @@ void Driver::finish_stages() {
     call_hooks(r, detail::take_finished(r));
     if (i + 1 < m.runners.size()) {
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
-      detail::move_held(r.batch, m.runners[i + 1].batch, m.runners[i + 1].impl.get());
+      detail::move_held(r, m.runners[i + 1]);
     } else if (m.last_segment) {
       const std::vector<int> done = detail::slots_with(r.batch, SystemStatus::Held);
       if (!done.empty()) {

@@ -111,7 +111,7 @@ void move_held(Runner& from, Runner& to) {
   if (moved.empty())
     return;
   note_arrivals(to, first);
-  for (auto s = moved.rbegin(); s != moved.rend(); ++s)  // ascending: erase from the back
+  for (auto s = moved.rbegin(); s != moved.rend(); ++s)  // ascending: the back first
     if (static_cast<std::size_t>(*s) < from.failed.size())
       from.failed.erase(from.failed.begin() + *s);
 }

@@ -893,3 +893,179 @@ TEST_CASE("systems with neighbour lists: still one read per step, the same resul
   if (world.rank() == 0)
     check_identical(out, reference);
 }
+
+// A system's species labels in one string, for readable failures.
+std::string labels(const HostSystem& s) {
+  std::string out;
+  for (const std::string& label : s.species)
+    out += (out.empty() ? "" : " ") + label;
+  return out;
+}
+
+// Checks every atom's species label a hook is shown (finished and running systems) against the
+// input's, on whichever rank runs the stage; counts the systems seen and those holding `late`.
+class SpeciesHook : public Hook {
+ public:
+  SpeciesHook(std::vector<HostSystem> input, std::string late)
+      : input_(std::move(input)), late_(std::move(late)) {}
+  void on_finished(const HookContext& where, const std::vector<HostSystem>& systems) override {
+    check(where, systems);
+  }
+  long every() const override { return 1; }
+  void on_step(const HookContext& where, const std::vector<HostSystem>& running) override {
+    check(where, running);
+  }
+  long seen = 0;
+  long with_late = 0;
+
+ private:
+  void check(const HookContext& where, const std::vector<HostSystem>& systems) {
+    for (const HostSystem& s : systems) {
+      CAPTURE(where.stage);
+      CAPTURE(where.rank);
+      CAPTURE(s.id);
+      const auto want = std::find_if(input_.begin(), input_.end(),
+                                     [&](const HostSystem& in) { return in.id == s.id; });
+      REQUIRE(want != input_.end());
+      CHECK(labels(s) == labels(*want));
+      ++seen;
+      with_late += std::count(s.species.begin(), s.species.end(), late_) > 0 ? 1 : 0;
+    }
+  }
+  std::vector<HostSystem> input_;
+  std::string late_;
+};
+
+TEST_CASE("hooks and snapshots name species right on every rank, also labels met mid-stream") {
+  const Communicator& world = baton::test::world();
+  // 24 systems: the first 10 all Ar; then Kr joins, and from system 18 Xe too. The file says
+  // nothing of its species beforehand, so rank 0 meets Kr and Xe only while it streams the input.
+  std::vector<HostSystem> in = input(24);
+  for (HostSystem& s : in)
+    for (std::size_t a = 0; a < s.size(); ++a)
+      s.species[a] = s.id >= 18 && a % 3 == 1 ? "Xe" : s.id >= 10 && a % 3 == 0 ? "Kr" : "Ar";
+  const std::string path = "baton_test_pipeline_species.xyz";
+  const std::string prefix = "baton_test_pipeline_species_snap";
+  if (world.rank() == 0)
+    dyn::write_xyz_file(path, in);
+  for (const std::string& stage : three_stages().names())  // left by an earlier run
+    std::remove((prefix + "." + stage + ".rank" + std::to_string(world.rank()) + ".xyz").c_str());
+  baton::barrier(world);
+  for (CommMode mode : {CommMode::sync, CommMode::fully_async}) {
+    CAPTURE(to_string(mode));
+    auto hook = std::make_shared<SpeciesHook>(in, "Kr");
+    auto snapshots = std::make_shared<XyzSnapshots>(prefix, 2);
+    Settings s;
+    s.mode = mode;
+    s.hooks = {hook, snapshots};
+    {
+      Driver driver(world, three_stages(), s);
+      XyzFileSource source(path);  // no species given
+      driver.setup(source);
+      driver.run();
+      const std::vector<HostSystem> out = driver.gather_results(0);
+      if (world.rank() == 0) {
+        REQUIRE(out.size() == in.size());
+        for (std::size_t i = 0; i < out.size(); ++i)
+          CHECK(labels(out[i]) == labels(in[i]));
+      }
+    }
+    // Every rank's snapshot frames, read back: the input's labels.
+    long frames = 0;
+    for (const std::string& stage : three_stages().names()) {
+      const std::string file =
+          prefix + "." + stage + ".rank" + std::to_string(world.rank()) + ".xyz";
+      std::ifstream probe(file);
+      if (!probe)
+        continue;
+      probe.close();
+      {
+        std::ifstream text(file);
+        dyn::XyzReader reader(text, file);  // ids repeat across snapshots
+        while (auto frame = reader.next()) {
+          CAPTURE(frame->id);
+          const auto want = std::find_if(in.begin(), in.end(),
+                                         [&](const HostSystem& h) { return h.id == frame->id; });
+          REQUIRE(want != in.end());
+          CHECK(labels(*frame) == labels(*want));
+          ++frames;
+        }
+      }
+      std::remove(file.c_str());
+    }
+    CHECK(frames == snapshots->frames());
+    // The hook ran on every rank, and ranks other than 0 saw the label met late.
+    const long mine[2] = {hook->seen > 0 ? 1L : 0L, world.rank() != 0 ? hook->with_late : 0L};
+    long all[2] = {0, 0};
+    baton::check_mpi(MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, world.raw()), "MPI_Allreduce",
+                     world.raw());
+    CHECK(all[0] == world.size());
+    if (world.size() > 1)
+      CHECK(all[1] > 0);
+    baton::barrier(world);
+  }
+  if (world.rank() == 0)
+    std::remove(path.c_str());
+}
+
+// What on_step is shown must be running: never a failed system, never a non-finite energy.
+class RunningOnlyHook : public Hook {
+ public:
+  long every() const override { return 1; }
+  void on_step(const HookContext& where, const std::vector<HostSystem>& running) override {
+    double sum = 0;
+    for (const HostSystem& s : running) {
+      CAPTURE(where.stage);
+      CAPTURE(where.rank);
+      CAPTURE(s.id);
+      CHECK_FALSE(s.failed);
+      CHECK(s.failure.empty());
+      if (s.id >= 100)  // a broken system, seen before its first step (it fails in it): stage 0
+        CHECK(where.stage == 0);
+      else
+        sum += s.energy;
+      ++seen;
+    }
+    CHECK(std::isfinite(sum));  // what a hook averaging energies needs
+  }
+  void on_finished(const HookContext& where, const std::vector<HostSystem>& systems) override {
+    (void)where;
+    for (const HostSystem& s : systems)
+      failed += s.failed ? 1 : 0;
+  }
+  long seen = 0;
+  long failed = 0;
+};
+
+TEST_CASE("on_step shows running systems only: a failed system is never in the next stage's") {
+  const Communicator& world = baton::test::world();
+  // Three systems break in the first stage (two atoms on one spot); they pass through the others.
+  std::vector<HostSystem> in = input(12);
+  for (std::int64_t k = 0; k < 3; ++k) {
+    HostSystem broken = in[static_cast<std::size_t>(2 * k + 1)];
+    broken.id = 100 + k;
+    for (std::size_t d = 0; d < 3; ++d)
+      broken.positions[3 + d] = broken.positions[d];
+    in.push_back(broken);
+  }
+  for (CommMode mode : {CommMode::sync, CommMode::async_recv}) {
+    CAPTURE(to_string(mode));
+    auto hook = std::make_shared<RunningOnlyHook>();
+    Settings s;
+    s.mode = mode;
+    s.hooks = {hook};
+    const std::vector<HostSystem> out =
+        run(world, three_stages(), s, world.rank() == 0 ? in : std::vector<HostSystem>{});
+    long mine[2] = {hook->seen, hook->failed};
+    long all[2] = {0, 0};
+    baton::check_mpi(MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, world.raw()), "MPI_Allreduce",
+                     world.raw());
+    CHECK(all[0] > 0);
+    CHECK(all[1] == 3 * 3);  // each broken system finishes every stage, failed
+    if (world.rank() == 0) {
+      REQUIRE(out.size() == in.size());
+      CHECK(std::count_if(out.begin(), out.end(), [](const HostSystem& h) { return h.failed; }) ==
+            3);
+    }
+  }
+}

@@ -99,6 +99,26 @@ TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
                        baton::Error);
   const std::int64_t empty[6] = {wire_magic, wire_version, 0, 0, 1, 0};
   CHECK(decode_wire_header(empty, 6, 0).systems == 0);
+  const std::int64_t species[6] = {wire_magic, wire_version, 0, 0, 1, wire_species};
+  CHECK(decode_wire_header(species, 6, 0).new_species());
+  CHECK_FALSE(decode_wire_header(empty, 6, 0).new_species());
+}
+
+TEST_CASE("a message's index: a system that failed before arrives Finished, the others Active") {
+  baton::dynamics::HostSystem ok;
+  ok.id = 1;
+  ok.species = {"Ar", "Ar"};
+  ok.positions = {0, 0, 0, 1, 0, 0};
+  baton::dynamics::HostSystem failed = ok;
+  failed.id = 2;
+  failed.failed = true;
+  failed.failure = "non-finite forces";
+  baton::dynamics::SpeciesTable table;
+  const HostWire w = encode_host_systems({ok, failed}, table, 2);
+  const WireIndex index = index_of(w);
+  REQUIRE(index.systems.size() == 2);
+  CHECK(index.systems[0].status == static_cast<int>(baton::dynamics::SystemStatus::Active));
+  CHECK(index.systems[1].status == static_cast<int>(baton::dynamics::SystemStatus::Finished));
 }
 
 // GCC 12 in C++20 with Kokkos 4.6.99+ constant-initialises a default-constructed View whose

@@ -15,9 +15,9 @@ namespace baton::dynamics {
 /// absent or one set per atom.
 std::string host_system_problem(const HostSystem& s);
 
-/// Appends `systems` to the batch as Active, steps 0, scratch 0 (velocities 0 and masses 1 where
-/// the system has none; stage_steps copied, missing entries 0). Throws baton::Error naming the
-/// sizes if they do not fit.
+/// Appends `systems` to the batch as Active (Finished: a failed system, which no stage steps),
+/// steps 0, scratch 0 (velocities 0 and masses 1 where the system has none; stage_steps copied,
+/// missing entries 0). Throws baton::Error naming the sizes if they do not fit.
 void append_systems(SystemsBatch& batch, const std::vector<HostSystem>& systems,
                     SpeciesTable& species);
 

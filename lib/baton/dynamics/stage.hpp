@@ -12,9 +12,10 @@
 namespace baton::dynamics {
 
 /// One stage of a pipeline. The driver owns the batch: it appends arriving systems (status Active,
-/// steps 0, scratch 0), calls enter() for them, calls advance() every pipeline step, and takes out
-/// the systems advance() marked Finished. A system's result must depend only on its own data, so
-/// that it does not matter which rank, slot or step runs it.
+/// or Finished for a system that failed before; steps 0, scratch 0), calls enter() for them, calls
+/// advance() every pipeline step, and takes out the systems advance() marked Finished. A system's
+/// result must depend only on its own data, so that it does not matter which rank, slot or step
+/// runs it.
 class Stage {
  public:
   virtual ~Stage() = default;

@@ -1,5 +1,6 @@
 #include "baton/dynamics/wire.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -47,6 +48,12 @@ double double_of(std::int64_t bits) {
   return x;
 }
 
+// The status a system arrives in, from its failed code: a system that failed before is not
+// stepped (Finished at once: it passes through the stage); others are Active.
+int arrival_status(std::int64_t failed) {
+  return static_cast<int>(failed != 0 ? SystemStatus::Finished : SystemStatus::Active);
+}
+
 // Checks the atom counts of a message whose header says `h` (`count(k)`: system k's).
 template <class Count>
 void check_counts(const WireHeader& h, const Count& count) {
@@ -80,7 +87,7 @@ WireHeader decode_wire_header(const std::int64_t* h, std::size_t int_count,
       w.atoms > limit || w.stages > 4096)
     malformed("impossible counts: " + std::to_string(w.systems) + " systems, " +
               std::to_string(w.atoms) + " atoms, " + std::to_string(w.stages) + " stages");
-  if ((w.flags & ~(wire_end_of_stream | wire_abort)) != 0)
+  if ((w.flags & ~(wire_end_of_stream | wire_abort | wire_species)) != 0)
     malformed("unknown flags " + std::to_string(w.flags));
   if (int_count != wire_int_count(w.systems, w.atoms, w.stages) ||
       real_count != wire_real_count(w.systems, w.atoms))
@@ -242,8 +249,9 @@ void gather_wire_index(const WireBatch& wire, int max_systems,
           return;
         }
         const int k = i - 1;
-        std::int64_t* o = &out(at + wire_header_size + 11 * static_cast<std::size_t>(k));
-        for (int j = 0; j < 11; ++j)
+        std::int64_t* o =
+            &out(at + wire_header_size + wire_index_per_system * static_cast<std::size_t>(k));
+        for (int j = 0; j < wire_index_per_system; ++j)
           o[j] = 0;
         if (n_ints < wire_header_size)
           return;
@@ -259,6 +267,8 @@ void gather_wire_index(const WireBatch& wire, int max_systems,
         for (int j = 0; j < 9; ++j)
           if (L.cell() + 9 * k + j < n_reals)
             o[2 + j] = bits_of(reals(L.cell() + 9 * k + j));
+        if (L.failed() + k < n_ints)
+          o[11] = ints(L.failed() + k);
       });
 }
 
@@ -269,13 +279,15 @@ WireIndex decode_wire_index(const std::int64_t* gathered, int max_systems, std::
   if (out.header.systems > max_systems)
     return out;
   const std::int64_t* per = gathered + wire_header_size;
-  check_counts(out.header, [&](std::int64_t k) { return per[11 * k]; });
+  constexpr std::int64_t w = wire_index_per_system;
+  check_counts(out.header, [&](std::int64_t k) { return per[w * k]; });
   for (std::int64_t k = 0; k < out.header.systems; ++k) {
     HostSlot s;
-    s.count = static_cast<int>(per[11 * k]);
-    s.pbc = static_cast<int>(per[11 * k + 1]);
+    s.count = static_cast<int>(per[w * k]);
+    s.pbc = static_cast<int>(per[w * k + 1]);
     for (std::size_t j = 0; j < 9; ++j)
-      s.cell[j] = double_of(per[11 * k + 2 + static_cast<std::int64_t>(j)]);
+      s.cell[j] = double_of(per[w * k + 2 + static_cast<std::int64_t>(j)]);
+    s.status = arrival_status(per[w * k + 11]);
     out.systems.push_back(s);
   }
   return out;
@@ -304,9 +316,21 @@ WireIndex index_of(const HostWire& w) {
     s.pbc = static_cast<int>(w.ints[at(L.pbc() + k)]);
     for (std::size_t j = 0; j < 9; ++j)
       s.cell[j] = w.reals[at(L.cell() + 9 * k) + j];
+    s.status = arrival_status(w.ints[at(L.failed() + k)]);
     out.systems.push_back(s);
   }
   return out;
+}
+
+void mark_failed_in_index(WireBatch& wire, const std::vector<char>& failed) {
+  // As arrival_status(): a system that failed before arrives Finished.
+  if (!wire.index || std::none_of(failed.begin(), failed.end(), [](char f) { return f != 0; }))
+    return;
+  auto index = std::make_shared<WireIndex>(*wire.index);
+  for (std::size_t k = 0; k < failed.size() && k < index->systems.size(); ++k)
+    if (failed[k] != 0)
+      index->systems[k].status = static_cast<int>(SystemStatus::Finished);
+  wire.index = std::move(index);
 }
 
 WireBatch to_device(const HostWire& w, const std::string& label) {
@@ -345,12 +369,16 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
   const int m = static_cast<int>(h.atoms);
   if (n == 0)
     return s0;
+  // Each system's first atom in the message, then its status: as its index says, so that the
+  // host's view of the batch (append_slots()) and the device agree.
   std::vector<int> offsets;
   int total = 0;
   for (const HostSlot& s : index.systems) {
     offsets.push_back(total);
     total += s.count;
   }
+  for (const HostSlot& s : index.systems)
+    offsets.push_back(s.status);
   auto d_off = upload(offsets, "baton::wire::offsets");
   const int stages = batch.num_stages();
   auto ints = wire.ints;
@@ -398,7 +426,7 @@ int unpack_systems(SystemsBatch& batch, const WireBatch& wire) {
           for (int j = 0; j < 6; ++j)
             virial(s, j) = reals(L.virial() + 6 * std::int64_t(k) + j);
           steps(s) = 0;
-          status(s) = static_cast<int>(dynamics::SystemStatus::Active);
+          status(s) = d_off(n + k);
           for (int j = 0; j < dynamics::batch_scratch_size; ++j)
             scratch(s, j) = 0.0;
           list_built(s) = 0;

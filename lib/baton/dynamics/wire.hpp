@@ -9,7 +9,8 @@
 /// Integers: a header of `wire_header_size` values
 ///   [0] magic 0x42545359 ("BTSY")   [1] format version (2)   [2] systems n   [3] atoms m
 ///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
-///   1: the sender stopped with an error)
+///   1: the sender stopped with an error; bit 2: the sender named new species labels, which it
+///   sent before this message, on a channel of their own: see the pipeline's links.hpp)
 /// then id[n], count[n], stage_steps[n * k] (system by system), species[m], pbc[n] (bits),
 /// failed[n] (0 or 1).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
@@ -34,6 +35,9 @@ inline constexpr int wire_header_size = 6;
 inline constexpr std::int64_t wire_end_of_stream = 1;
 /// Flag of the message a rank sends its neighbours when it stops with an error (0 systems).
 inline constexpr std::int64_t wire_abort = 2;
+/// Flag of a message that the sender's species labels precede (the pipeline sends them, on their
+/// own tag, when its table has grown since its last hand-off to that rank).
+inline constexpr std::int64_t wire_species = 4;
 
 /// Where each field of a message of n systems, m atoms and k stage counters starts, in its
 /// integers and its doubles: the format, defined here once.
@@ -74,6 +78,7 @@ struct WireHeader {
   std::int64_t flags = 0;
   bool end_of_stream() const noexcept { return (flags & wire_end_of_stream) != 0; }
   bool abort() const noexcept { return (flags & wire_abort) != 0; }
+  bool new_species() const noexcept { return (flags & wire_species) != 0; }
 };
 
 /// Decodes the first wire_header_size integers of a message whose Views have `int_count` and
@@ -82,8 +87,8 @@ WireHeader decode_wire_header(const std::int64_t* header, std::size_t int_count,
                               std::size_t real_count);
 
 /// What the host needs to know of a message to unpack it (unpack_systems()) without reading it
-/// from the device: its header and, per system, its atom count, periodic axes and cell (as
-/// HostSlot, status Active, steps 0).
+/// from the device: its header and, per system, its atom count, periodic axes, cell and status
+/// on arrival (as HostSlot, steps 0): Active, or Finished for a system that failed before.
 struct WireIndex {
   WireHeader header;
   std::vector<HostSlot> systems;  ///< header.systems entries (fewer only when gathered short)
@@ -105,7 +110,10 @@ struct WireBatch {
   std::shared_ptr<const WireIndex> index;
 };
 
-/// Packs the systems in `slots` (any order; they are packed in that order) with kernels.
+/// Packs the systems in `slots` (any order; they are packed in that order) with kernels. The
+/// index it gives the message (WireBatch::index) says Active for every system: the host does not
+/// know which failed. A caller that knows sets their status to Finished there
+/// (mark_failed_in_index()) before unpack_systems() reads it.
 WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<int>& slots,
                        std::int64_t flags = 0);
 
@@ -113,14 +121,18 @@ WireBatch pack_systems(const dynamics::SystemsBatch& batch, const std::vector<in
 /// message's index is known).
 WireHeader read_wire_header(const WireBatch& wire);
 
+/// Integers per system in what gather_wire_index() writes.
+inline constexpr int wire_index_per_system = 12;
 /// Integers that gather_wire_index() writes for a message of up to `max_systems` systems.
 inline std::size_t wire_index_size(int max_systems) {
-  return static_cast<std::size_t>(wire_header_size) + 11 * static_cast<std::size_t>(max_systems);
+  return static_cast<std::size_t>(wire_header_size) +
+         static_cast<std::size_t>(wire_index_per_system) * static_cast<std::size_t>(max_systems);
 }
 /// Launches a kernel that writes the message's index (its header, then per system: atom count,
-/// pbc bits and the 9 cell values' bits, for up to `max_systems` systems) into out[at, at +
-/// wire_index_size(max_systems)), without waiting: the caller copies it to the host with whatever
-/// else it reads back, then decodes it with decode_wire_index(). Safe on a malformed message.
+/// pbc bits, the 9 cell values' bits and the failed code, for up to `max_systems` systems) into
+/// out[at, at + wire_index_size(max_systems)), without waiting: the caller copies it to the host
+/// with whatever else it reads back, then decodes it with decode_wire_index(). Safe on a malformed
+/// message.
 void gather_wire_index(const WireBatch& wire, int max_systems,
                        const Kokkos::View<std::int64_t*, SystemsBatch::memory_space>& out,
                        std::size_t at);
@@ -133,9 +145,11 @@ WireIndex decode_wire_index(const std::int64_t* gathered, int max_systems, std::
 /// small copy), for up to `max_systems` systems (none when it has more).
 WireIndex read_wire_index(const WireBatch& wire, int max_systems);
 
-/// Appends the systems of `wire` to `batch` as Active, steps 0, scratch 0; returns the first new
-/// slot. Throws baton::Error when they do not fit or the message is malformed. Reads nothing back
-/// when the message's index is known (wire.index); else reads it (read_wire_index()).
+/// Appends the systems of `wire` to `batch` in the status its index gives them (WireIndex: Active,
+/// or Finished for a system that failed before, which no stage steps: it passes through), steps 0,
+/// scratch 0; returns the first new slot. Throws baton::Error when they do not fit or the message
+/// is malformed. Reads nothing back when the message's index is known (wire.index); else reads it
+/// (read_wire_index()).
 int unpack_systems(dynamics::SystemsBatch& batch, const WireBatch& wire);
 
 /// A hand-off on the host (results kept until the end of a run).
@@ -146,6 +160,9 @@ struct HostWire {
 HostWire copy_to_host(const WireBatch& wire);
 /// The index of a message on the host (checked: throws baton::Error when malformed).
 WireIndex index_of(const HostWire& w);
+/// Sets the status of the systems `failed` names (one flag per system of the message, in order)
+/// to Finished in `wire`'s index (see pack_systems()).
+void mark_failed_in_index(WireBatch& wire, const std::vector<char>& failed);
 /// A device copy of `w`, its index known (`label` names the Views).
 WireBatch to_device(const HostWire& w, const std::string& label);
 /// A message of no systems with `flags` (wire_end_of_stream, wire_abort).

@@ -232,7 +232,7 @@ void Driver::take_snapshot() {
     a.at = snapshot.add(a.wire, a.max_systems);
   snapshot.take();
   for (std::size_t i = 0; i < m.runners.size(); ++i)
-    snapshot.apply(m.runners[i].batch, m.runner_at[i]);
+    snapshot.apply(m.runners[i].batch, m.runner_at[i], m.runners[i].failed);
 }
 
 void Driver::take_in() {
@@ -242,13 +242,16 @@ void Driver::take_in() {
   for (detail::Arrival& a : m.arrivals) {
     const WireIndex index = m.snapshot->index(a.wire, a.max_systems, a.at);
     detail::accept_handoff(c, m.up[a.link], index.header);
+    if (index.header.new_species())  // labels the sender named since its last hand-off here
+      detail::receive_species(c, m.up[a.link], species_);
     if (index.header.systems == 0)
       continue;
     a.wire.index = std::make_shared<const WireIndex>(index);
     int slot = 0;
     {
       auto t = timers_.scope("receive");
-      slot = unpack_systems(first.batch, a.wire);
+      slot = unpack_systems(first.batch, a.wire);  // failed systems arrive Finished
+      detail::note_arrivals(first, slot);
     }
     auto t = timers_.scope(first.counters.name + " compute");
     first.impl->enter(first.batch, slot, static_cast<int>(index.header.systems));
@@ -265,7 +268,7 @@ void Driver::finish_stages() {
     call_hooks(r, detail::take_finished(r));
     if (i + 1 < m.runners.size()) {
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
-      detail::move_held(r.batch, m.runners[i + 1].batch, m.runners[i + 1].impl.get());
+      detail::move_held(r, m.runners[i + 1]);
     } else if (m.last_segment) {
       const std::vector<int> done = detail::slots_with(r.batch, SystemStatus::Held);
       if (!done.empty()) {
@@ -371,7 +374,9 @@ bool Driver::send_downstream() {
   const bool eos = inputs_done() && systems_here() == static_cast<long>(all_assigned.size());
   for (std::size_t l = 0; l < m.down.size(); ++l) {
     detail::DownLink& d = m.down[l];
-    const WireBatch wire = pack_systems(out, assigned[l], eos ? wire_end_of_stream : 0);
+    const std::int64_t flags =
+        (eos ? wire_end_of_stream : 0) | detail::send_species(c, d, species_);
+    const WireBatch wire = pack_systems(out, assigned[l], flags);
     detail::send_handoff(c, d, wire, eos);
     c.note("sent to rank " + std::to_string(d.rank) + " (tag " + std::to_string(detail::data_tag) +
            "): " + std::to_string(assigned[l].size()) + " systems" +
@@ -445,11 +450,13 @@ void Driver::update_done() {
   for (detail::DownLink& d : m.down) {
     d.ints_send.wait();
     d.reals_send.wait();
+    d.species_send.wait();
   }
   if (m.feeder)
     for (detail::DownLink& d : m.feeder->links()) {
       d.ints_send.wait();
       d.reals_send.wait();
+      d.species_send.wait();
     }
   m.collector->end();
 }

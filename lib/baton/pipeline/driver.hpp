@@ -119,7 +119,9 @@ class Driver {
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
   /// The run's species labels: those known at setup (Settings::species, SystemSource::species())
-  /// on every rank; labels the source met later on rank 0 only.
+  /// on every rank from setup; a label the source meets later is named on rank 0 when it is read,
+  /// and on another rank when the first hand-off carrying it arrives there (before its systems
+  /// enter a batch or a hook sees them). Every rank gives a label the same index.
   const dynamics::SpeciesTable& species() const noexcept { return species_; }
   /// Rank 0: takes the finished systems that arrived (finished_count()), and says whether some
   /// last-stage rank has not sent its last ones yet. Elsewhere: false.

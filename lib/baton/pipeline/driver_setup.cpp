@@ -146,8 +146,8 @@ void Driver::setup(SystemSource& source) {
               ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
               : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
   broadcast_object(comm_, facts, 0);
-  // Every rank names species alike (hooks see labels); labels a source meets later are named on
-  // rank 0 only.
+  // Every rank names species alike (hooks see labels); labels a source meets later reach the other
+  // ranks with the first hand-offs that carry them (links.hpp).
   std::vector<std::string> names = species_.names();
   broadcast_object(comm_, names, 0);
   for (const std::string& label : names)
@@ -165,7 +165,7 @@ void Driver::setup(SystemSource& source) {
   on_every_rank(comm_, [&] {
     for (int s = seg.first_stage; s <= seg.last_stage; ++s) {
       const StageSpec& spec = specs[static_cast<std::size_t>(s)];
-      detail::Runner r{spec.make(), SystemsBatch(spec.capacity, k), StageCounters{}};
+      detail::Runner r{spec.make(), SystemsBatch(spec.capacity, k), StageCounters{}, {}};
       r.counters.stage = s;
       r.counters.name = spec.name;
       m.runners.push_back(std::move(r));

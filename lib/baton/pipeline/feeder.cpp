@@ -89,9 +89,10 @@ void Feeder::feed(const LinkContext& c, dynamics::SpeciesTable& species, int sta
       share.push_back(pop());
     }
     const bool eos = exhausted();
-    HostWire w = encode_host_systems(share, species, stages);
+    HostWire w = encode_host_systems(share, species, stages);  // names their labels
     if (eos)
-      w.ints[5] = wire_end_of_stream;
+      w.ints[5] |= wire_end_of_stream;
+    w.ints[5] |= send_species(c, d, species);
     // The hand-off goes out as device Views like any other (the receiver cannot tell).
     const WireBatch wire = to_device(w, "baton::pipeline::input");
     send_handoff(c, d, wire, eos);

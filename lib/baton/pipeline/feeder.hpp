@@ -33,7 +33,8 @@ class Feeder {
   /// Systems for this rank's first batch, in input order, as many as `room` takes.
   std::vector<dynamics::HostSystem> take(dynamics::BatchCapacity room);
   /// One hand-off to every open input link, within its credit; the end of stream once the source
-  /// is dry. Names the species of what it sends in `species`.
+  /// is dry. Names the species of what it sends in `species`, and sends a rank the labels it was
+  /// not sent yet before the hand-off that needs them.
   void feed(const LinkContext& c, dynamics::SpeciesTable& species, int stages);
   /// The source is dry and nothing is held.
   bool exhausted();

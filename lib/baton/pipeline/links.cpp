@@ -1,8 +1,11 @@
 #include "baton/pipeline/links.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "baton/runtime/error.hpp"
+#include "baton/transport/objects.hpp"
 
 namespace baton::pipeline::detail {
 
@@ -147,6 +150,40 @@ void collect_owed_credit(const LinkContext& c, DownLink& d) {
   add_credit(c, d, credit);
 }
 
+std::int64_t send_species(const LinkContext& c, DownLink& d,
+                          const dynamics::SpeciesTable& species) {
+  const std::vector<std::string>& names = species.names();
+  if (names.size() <= d.species_sent)
+    return 0;
+  {
+    auto t = c.timers.scope("wait");
+    d.species_send.wait();
+  }
+  auto t = c.timers.scope("send");
+  d.species_send = isend_object(c.comm, names, d.rank, species_tag);
+  c.note("sent species to rank " + std::to_string(d.rank) + " (tag " + std::to_string(species_tag) +
+         "): " + std::to_string(names.size()) + " labels");
+  d.species_sent = names.size();
+  return wire_species;
+}
+
+void receive_species(const LinkContext& c, const UpLink& u, dynamics::SpeciesTable& species) {
+  const std::vector<std::string> names = [&] {
+    auto t = c.timers.scope("receive");
+    return recv_object<std::vector<std::string>>(c.comm, u.rank, species_tag);
+  }();
+  const std::vector<std::string>& known = species.names();
+  for (std::size_t i = 0; i < std::min(names.size(), known.size()); ++i)
+    if (names[i] != known[i])
+      throw Error("baton::pipeline: rank " + std::to_string(u.rank) + " names species " +
+                  std::to_string(i) + " '" + names[i] + "', rank " + std::to_string(c.comm.rank()) +
+                  " names it '" + known[i] + "' (an internal error)");
+  for (const std::string& label : names)
+    species.index(label);
+  c.note("received species from rank " + std::to_string(u.rank) + " (tag " +
+         std::to_string(species_tag) + "): " + std::to_string(names.size()) + " labels");
+}
+
 void send_handoff(const LinkContext& c, DownLink& d, const WireBatch& wire, bool end_of_stream) {
   if (c.mode == CommMode::fully_async) {
     {
@@ -192,16 +229,22 @@ void notify_failure(const LinkContext& c, std::vector<UpLink>& up, std::vector<D
     // Every upstream rank gets a negative credit in place of the next credit it waits for. It may
     // still send one hand-off before reading it: the one of this step if not received yet, or the
     // next one if this step's credit went out already. Take that hand-off, so that no sender waits
-    // forever on a large message.
+    // forever on a large message (nor on the species labels sent before it).
     auto drain = [&](UpLink& u) {
+      WireBatch wire;
       if (u.ints) {
-        u.ints->wait();
-        u.reals->wait();
+        wire.ints = u.ints->wait();
+        wire.reals = u.reals->wait();
         u.ints.reset();
         u.reals.reset();
       } else {
-        recv_view<IntView>(c.comm, u.rank, data_tag);
-        recv_view<RealView>(c.comm, u.rank, data_tag);
+        wire.ints = recv_view<IntView>(c.comm, u.rank, data_tag);
+        wire.reals = recv_view<RealView>(c.comm, u.rank, data_tag);
+      }
+      try {
+        if (read_wire_header(wire).new_species())
+          recv_object<std::vector<std::string>>(c.comm, u.rank, species_tag);
+      } catch (...) {  // a malformed hand-off: nothing more to take from it
       }
     };
     for (UpLink& u : up) {
@@ -221,6 +264,7 @@ void notify_failure(const LinkContext& c, std::vector<UpLink>& up, std::vector<D
       if (d->open) {
         d->ints_send.wait();
         d->reals_send.wait();
+        d->species_send.wait();
         const HostWire w = empty_host_wire(stages, wire_abort);
         send_view(c.comm, host_ints_view(w), d->rank, data_tag);
         send_view(c.comm, host_reals_view(w), d->rank, data_tag);

@@ -13,6 +13,13 @@
 ///
 /// Input links are links too: rank 0 reads the input and is the upstream of every other rank of
 /// the first segment (a pair of ranks is never both an input link and a chain link).
+///
+/// Species labels: the wire holds species indices, named by each rank's SpeciesTable. Rank 0 names
+/// every label (setup gives every rank those known then); a label it meets later travels along the
+/// links: before a hand-off, a rank whose table has grown since its last hand-off on that link
+/// sends its labels (`species_tag`) and flags the hand-off (wire_species); the receiver names them
+/// before it takes the hand-off's systems. So every table is a prefix of rank 0's, and a rank
+/// names every label of every system it holds.
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -33,6 +40,7 @@ namespace baton::pipeline::detail {
 inline constexpr int data_tag = 1;     // upstream -> downstream: hand-offs (ints, then reals)
 inline constexpr int credit_tag = 2;   // downstream -> upstream: room granted
 inline constexpr int results_tag = 4;  // last stage -> rank 0: finished systems (streamed output)
+inline constexpr int species_tag = 5;  // upstream -> downstream: species labels, before a hand-off
 
 using IntView = Kokkos::View<std::int64_t*, dynamics::SystemsBatch::memory_space>;
 using RealView = Kokkos::View<double*, dynamics::SystemsBatch::memory_space>;
@@ -90,6 +98,8 @@ struct DownLink {
   std::optional<ViewRecvHandle<HostInts>> credit;
   SendHandle ints_send;
   SendHandle reals_send;
+  std::size_t species_sent = 0;  ///< species labels the downstream rank was sent
+  SendHandle species_send;
 
   DownLink(int to, std::int64_t systems, std::int64_t atoms)
       : rank(to), credit_systems(systems), credit_atoms(atoms) {}
@@ -120,6 +130,13 @@ void grant_credit(const LinkContext& c, std::vector<UpLink>& links, dynamics::Ba
 
 /// Async modes: takes the credit that answers our last hand-off, if one is owed (blocking).
 void collect_owed_credit(const LinkContext& c, DownLink& d);
+/// Before a hand-off on `d`: when `species` names labels that `d`'s rank was not sent, sends all of
+/// them (non-blocking, on species_tag) and returns wire_species, the flag the hand-off must carry;
+/// otherwise returns 0.
+std::int64_t send_species(const LinkContext& c, DownLink& d, const dynamics::SpeciesTable& species);
+/// For a hand-off on `u` flagged wire_species: receives the labels its sender sent before it and
+/// names them in `species` (throws baton::Error if they disagree with what `species` names).
+void receive_species(const LinkContext& c, const UpLink& u, dynamics::SpeciesTable& species);
 /// Sends a hand-off (sync: waits for it; fully_async: waits for the previous one first).
 void send_handoff(const LinkContext& c, DownLink& d, const WireBatch& wire, bool end_of_stream);
 /// After a hand-off that did not end the stream: sync receives the answering credit now, async

@@ -150,7 +150,7 @@ void OverflowChain::refill() {
       w = unspill();
     }
     const WireBatch wire = to_device(w, "baton::pipeline::overflow");
-    unpack_systems(device_, wire);  // as Active: in the chain every system waits for a hand-off
+    unpack_systems(device_, wire);  // whatever its status: in the chain every system waits to go
   }
 }
 

@@ -64,10 +64,18 @@ void advance(Runner& r, int steps, TimerRegistry& timers) {
   r.counters.compute_seconds += dt;
 }
 
-int move_held(SystemsBatch& from, SystemsBatch& to, Stage* enter) {
+void note_arrivals(Runner& r, int first) {
+  const std::vector<dynamics::HostSlot>& slots = r.batch.host_slots();
+  r.failed.resize(static_cast<std::size_t>(first));
+  for (std::size_t s = static_cast<std::size_t>(first); s < slots.size(); ++s)
+    r.failed.push_back(slots[s].status == static_cast<int>(SystemStatus::Finished) ? 1 : 0);
+}
+
+std::vector<int> move_held(SystemsBatch& from, SystemsBatch& to, Stage* enter,
+                           const std::vector<char>* failed) {
   const std::vector<int> held = slots_with(from, SystemStatus::Held);
   if (held.empty())
-    return 0;
+    return {};
   const std::vector<int> atoms = from.count_on_host();
   BatchCapacity room = to.free();
   std::vector<int> chosen;
@@ -80,13 +88,32 @@ int move_held(SystemsBatch& from, SystemsBatch& to, Stage* enter) {
     }
   }
   if (chosen.empty())
-    return 0;
-  const WireBatch wire = pack_systems(from, chosen);
+    return {};
+  WireBatch wire = pack_systems(from, chosen);
+  if (failed != nullptr) {
+    std::vector<char> chosen_failed;
+    for (int s : chosen)
+      chosen_failed.push_back(static_cast<std::size_t>(s) < failed->size()
+                                  ? (*failed)[static_cast<std::size_t>(s)]
+                                  : 0);
+    dynamics::mark_failed_in_index(wire, chosen_failed);
+  }
   const int first = unpack_systems(to, wire);
   from.remove(chosen);
   if (enter != nullptr)
     enter->enter(to, first, static_cast<int>(chosen.size()));
-  return static_cast<int>(chosen.size());
+  return chosen;
+}
+
+void move_held(Runner& from, Runner& to) {
+  const int first = to.batch.num_systems();
+  const std::vector<int> moved = move_held(from.batch, to.batch, to.impl.get(), &from.failed);
+  if (moved.empty())
+    return;
+  note_arrivals(to, first);
+  for (auto s = moved.rbegin(); s != moved.rend(); ++s)  // ascending: the back first
+    if (static_cast<std::size_t>(*s) < from.failed.size())
+      from.failed.erase(from.failed.begin() + *s);
 }
 
 }  // namespace baton::pipeline::detail

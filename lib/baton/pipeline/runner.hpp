@@ -17,7 +17,15 @@ struct Runner {
   std::unique_ptr<Stage> impl;
   dynamics::SystemsBatch batch;
   StageCounters counters;
+  /// Per slot of `batch`: whether its system failed, from the step's snapshot and the arrivals
+  /// since (note_arrivals()); what move_held() needs to enter failed systems Finished. Valid from
+  /// the snapshot until the batch first loses systems in the step (rebuilt by the next snapshot).
+  std::vector<char> failed;
 };
+
+/// After systems were appended to `r.batch` from slot `first` on: notes which of them failed
+/// (they arrived Finished: WireIndex).
+void note_arrivals(Runner& r, int first);
 
 /// Slots of `batch` whose status is `status` as the host knows it (host_slots(): the step's
 /// snapshot and the host's changes since), ascending.
@@ -33,8 +41,14 @@ std::vector<int> take_finished(Runner& r);
 /// step's snapshot does.
 void advance(Runner& r, int steps, TimerRegistry& timers);
 
-/// Moves Held systems of `from` (slot order, as the host knows them) that fit `to` there as
-/// Active, and calls `enter` on them when a stage is given. Returns how many moved.
-int move_held(dynamics::SystemsBatch& from, dynamics::SystemsBatch& to, Stage* enter);
+/// Moves Held systems of `from` (slot order, as the host knows them) that fit `to` there, and calls
+/// `enter` on them when a stage is given. They arrive Active, or Finished where `failed` (one flag
+/// per slot of `from`; null: none known) says the system failed: no stage steps a failed system,
+/// it passes through. Returns the slots of `from` that moved (removed from `from`).
+std::vector<int> move_held(dynamics::SystemsBatch& from, dynamics::SystemsBatch& to, Stage* enter,
+                           const std::vector<char>* failed = nullptr);
+/// move_held() between two stages on this rank: `to.failed` notes the arrivals; `from.failed`
+/// forgets the slots that left.
+void move_held(Runner& from, Runner& to);
 
 }  // namespace baton::pipeline::detail

@@ -30,7 +30,8 @@ std::size_t Snapshot::add(const SystemsBatch& batch) {
   const auto overflow = batch.list_overflow;
   const auto status = batch.status;
   const auto steps = batch.steps;
-  // [overflow][status of each slot][steps of each slot]
+  const auto failed = batch.failed;
+  // [overflow][status of each slot][steps of each slot][failed code of each slot]
   Kokkos::parallel_for(
       "baton::pipeline::snapshot_batch",
       Kokkos::RangePolicy<SystemsBatch::execution_space>(0, n + 1), KOKKOS_LAMBDA(int i) {
@@ -39,6 +40,7 @@ std::size_t Snapshot::add(const SystemsBatch& batch) {
         } else {
           out(at + i) = status(i - 1);
           out(at + n + i) = steps(i - 1);
+          out(at + 2 * n + i) = failed(i - 1);
         }
       });
   return at;
@@ -58,13 +60,15 @@ void Snapshot::take() {
   dynamics::count_host_sync();
 }
 
-void Snapshot::apply(SystemsBatch& batch, std::size_t at) const {
+void Snapshot::apply(SystemsBatch& batch, std::size_t at, std::vector<char>& failed) const {
   const auto n = static_cast<std::size_t>(batch.num_systems());
   batch.note_list_overflow(static_cast<int>(host_(at)));
+  failed.assign(n, 0);
   for (std::size_t s = 0; s < n; ++s) {
     dynamics::HostSlot& slot = batch.host_slot(static_cast<int>(s));
     slot.status = static_cast<int>(host_(at + 1 + s));
     slot.steps = host_(at + 1 + n + s);
+    failed[s] = host_(at + 1 + 2 * n + s) != 0 ? 1 : 0;
   }
 }
 

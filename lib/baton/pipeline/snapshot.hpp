@@ -2,7 +2,8 @@
 /// \file
 /// The pipeline step's one device-to-host read (internal to the driver; docs/pipeline.md, "What a
 /// step reads back"). Small kernels gather into one device View what the step's decisions need
-/// from the device: per stage batch, its neighbour-list overflow and every slot's status and steps;
+/// from the device: per stage batch, its neighbour-list overflow and every slot's status, steps
+/// and failed flag;
 /// per hand-off received, its index (header; per system: atoms, periodic axes, cell). One copy
 /// brings them to the host; the driver works from that copy (SystemsBatch::host_slots(), the
 /// messages' WireIndex) for the rest of the step.
@@ -10,6 +11,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "baton/dynamics/systems_batch.hpp"
 #include "baton/pipeline/wire.hpp"
@@ -23,13 +25,13 @@ class Snapshot {
 
   /// Values one batch of `capacity` takes.
   static std::size_t batch_size(dynamics::BatchCapacity capacity) {
-    return 1 + 2 * static_cast<std::size_t>(capacity.systems);
+    return 1 + 3 * static_cast<std::size_t>(capacity.systems);
   }
 
   /// Starts the next snapshot (forgets what was added).
   void clear() noexcept { used_ = 0; }
-  /// Gathers `batch`'s overflow, statuses and steps (a kernel; nothing waits). Returns where they
-  /// go, for apply().
+  /// Gathers `batch`'s overflow, statuses, steps and failed flags (a kernel; nothing waits).
+  /// Returns where they go, for apply().
   std::size_t add(const dynamics::SystemsBatch& batch);
   /// Gathers the index of `wire`, for up to `max_systems` systems (a kernel; nothing waits).
   /// Returns where it goes, for index().
@@ -38,8 +40,9 @@ class Snapshot {
   void take();
 
   /// After take(): `batch`'s statuses and steps into its host slots, its overflow noted
-  /// (SystemsBatch::note_list_overflow()). `batch` must hold what it held at add().
-  void apply(dynamics::SystemsBatch& batch, std::size_t at) const;
+  /// (SystemsBatch::note_list_overflow()), and whether each slot's system failed into `failed`
+  /// (one flag per slot). `batch` must hold what it held at add().
+  void apply(dynamics::SystemsBatch& batch, std::size_t at, std::vector<char>& failed) const;
   /// After take(): the index of the wire added at `at` (checked: throws when it is malformed).
   WireIndex index(const WireBatch& wire, int max_systems, std::size_t at) const;
 

@@ -28,8 +28,8 @@ class SystemSource {
   /// checks every capacity against it before any work; otherwise each system is checked as it is
   /// read.
   virtual std::int64_t largest() const { return -1; }
-  /// Species labels next() will use, if known (named on every rank from the start; others are
-  /// named on rank 0 as they come).
+  /// Species labels next() will use, if known (named on every rank from the start, in this order;
+  /// others are named as they come, and reach the other ranks with the systems that use them).
   virtual std::vector<std::string> species() const { return {}; }
 };
 

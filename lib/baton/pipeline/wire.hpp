@@ -28,6 +28,7 @@ using dynamics::wire_index_size;
 using dynamics::wire_int_count;
 using dynamics::wire_magic;
 using dynamics::wire_real_count;
+using dynamics::wire_species;
 using dynamics::wire_version;
 using dynamics::WireBatch;
 using dynamics::WireHeader;

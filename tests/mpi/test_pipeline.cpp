@@ -1,6 +1,7 @@
 // The pipeline driver at 1-4 ranks: conservation, identical results whatever the rank count and
 // communication mode, back-pressure, composition, validation and errors that stop every rank.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <baton/collectives/agreement.hpp>
@@ -792,6 +793,44 @@ TEST_CASE(
     CHECK((message.find("overflow chain (device batch") != std::string::npos ||
            message.find("stopped with an error") != std::string::npos));
   }
+}
+
+TEST_CASE("a spill file never goes over a file that is there already") {
+  const Communicator& world = baton::test::world();
+  if (world.size() < 2)
+    return;  // one rank runs both stages: nothing backs up
+  dyn::VerletParams fast;
+  fast.steps = 10;
+  dyn::VerletParams slow;
+  slow.steps = 200;
+  const auto make = [&] {
+    return make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, fast) |
+           make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, slow);
+  };
+  // Where this rank's spill file would go (driver_setup.cpp names it by process and rank).
+  const std::string mine = "./baton-spill." + std::to_string(::getpid()) + ".rank" +
+                           std::to_string(world.rank()) + ".bin";
+  std::ofstream(mine) << "not the run's";
+  Settings s;
+  s.overflow = {1, 26};
+  s.spill_directory = ".";
+  std::string message;
+  try {
+    Driver driver(world, make(), s);
+    driver.setup(world.rank() == 0 ? input(16) : std::vector<HostSystem>{});
+    driver.run();
+  } catch (const baton::Error& e) {
+    message = e.what();
+  }
+  int named = message.find("exists already") != std::string::npos ? 1 : 0, any = 0;
+  baton::check_mpi(MPI_Allreduce(&named, &any, 1, MPI_INT, MPI_MAX, world.raw()), "MPI_Allreduce",
+                   world.raw());
+  CHECK(!message.empty());
+  CHECK(any == 1);
+  std::ifstream in(mine);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(kept == "not the run's");
+  std::remove(mine.c_str());
 }
 
 TEST_CASE("one device-to-host read of bookkeeping per step: the snapshot, at any rank count") {

@@ -1,5 +1,7 @@
 #include "baton/pipeline/overflow.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +63,10 @@ std::string os_reason() {
 void OverflowChain::spill(const HostWire& w) {
   errno = 0;
   if (!spill_.is_open()) {
+    // Its name is this process's own; a file there already is someone else's, never overwritten.
+    if (::access(spill_path_.c_str(), F_OK) == 0)
+      throw Error("baton::pipeline: the spill file '" + spill_path_ +
+                  "' exists already; it is not this run's, so it is left as it is");
     spill_.open(spill_path_, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
     if (!spill_)
       throw Error("baton::pipeline: cannot create the spill file '" + spill_path_ + "'" +

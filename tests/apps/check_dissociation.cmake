@@ -7,16 +7,7 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(launch np)
-  set(cmd ${MPIEXEC} ${NP_FLAG} ${np})
-  if(OPENMPI)
-    list(APPEND cmd --oversubscribe)
-  endif()
-  execute_process(COMMAND ${cmd} ${APP} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  set(rc ${rc} PARENT_SCOPE)
-  set(out "${out}${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/launch.cmake)
 
 # FIRE from close contacts: every system bound, none failed.
 set(close --systems 4 --sizes 13 --stages fire --amplitude 0.6)

@@ -52,16 +52,7 @@ function(compare_results a b)
   endif()
 endfunction()
 
-function(launch np)
-  set(cmd ${MPIEXEC} ${NP_FLAG} ${np})
-  if(OPENMPI)
-    list(APPEND cmd --oversubscribe)
-  endif()
-  execute_process(COMMAND ${cmd} ${APP} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  set(rc ${rc} PARENT_SCOPE)
-  set(out "${out}${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/launch.cmake)
 
 set(runs "1 sync" "2 async_recv" "3 fully_async" "3 sync --ranks-per-stage 1,1,1 --synchronized")
 set(first "")

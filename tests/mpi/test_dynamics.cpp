@@ -27,19 +27,10 @@
 
 namespace bd = baton::dynamics;
 using baton::test::Batch;
+using baton::test::lj_nn;
+using baton::test::run;
 
 namespace {
-
-constexpr double lj_nn = 1.122462048309373;  // 2^(1/6)
-
-// Enters every system into `stage` and advances `chunk` steps at a time until all are Finished.
-void run(baton::pipeline::Stage& stage, Batch& b, int chunk) {
-  stage.enter(b.batch, 0, b.batch.num_systems());
-  const long calls = stage.step_limit() / chunk + 2;
-  for (long k = 0; k < calls && !b.all_finished(); ++k)
-    stage.advance(b.batch, chunk);
-  REQUIRE(b.all_finished());
-}
 
 bd::HostSystem cluster(int atoms, std::int64_t id, double amplitude = 0.05) {
   return bd::perturbed_cluster(atoms, id, 42, amplitude, lj_nn);

@@ -744,27 +744,28 @@ TEST_CASE("the planner weighs stages by their measured time: replicas go where t
   }
 }
 
-TEST_CASE(
-    "the overflow chain (device batch, host buffer, spill file) loses nothing, changes nothing") {
-  const Communicator& world = baton::test::world();
-  // A fast stage feeding a slow one that holds a single system: finished systems back up.
+// A fast stage feeding a slow one that holds a single system: finished systems back up.
+Pipeline backing_up_stages() {
   dyn::VerletParams fast;
   fast.steps = 10;
   dyn::VerletParams slow;
   slow.steps = 200;
-  const auto make = [&] {
-    return make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, fast) |
-           make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, slow);
-  };
+  return make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, fast) |
+         make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, slow);
+}
+
+TEST_CASE(
+    "the overflow chain (device batch, host buffer, spill file) loses nothing, changes nothing") {
+  const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(16);
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), make(), Settings{}, in);
+    reference = run(Communicator::borrow(MPI_COMM_SELF), backing_up_stages(), Settings{}, in);
   Settings s;
   s.overflow = {1, 26};
   s.host_overflow = {2, 52};
   s.spill_directory = ".";
-  Driver driver(world, make(), s);
+  Driver driver(world, backing_up_stages(), s);
   driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
   driver.run();
   long spilled = driver.spilled_count();
@@ -782,7 +783,7 @@ TEST_CASE(
     full.spill_directory.clear();
     full.error_when_full = true;
     full.ranks_per_stage = {1, world.size() - 1};
-    Driver d(world, make(), full);
+    Driver d(world, backing_up_stages(), full);
     d.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
     std::string message;
     try {
@@ -799,14 +800,6 @@ TEST_CASE("a spill file never goes over a file that is there already") {
   const Communicator& world = baton::test::world();
   if (world.size() < 2)
     return;  // one rank runs both stages: nothing backs up
-  dyn::VerletParams fast;
-  fast.steps = 10;
-  dyn::VerletParams slow;
-  slow.steps = 200;
-  const auto make = [&] {
-    return make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, fast) |
-           make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, slow);
-  };
   // Where this rank's spill file would go (driver_setup.cpp names it by process and rank).
   const std::string mine = "./baton-spill." + std::to_string(::getpid()) + ".rank" +
                            std::to_string(world.rank()) + ".bin";
@@ -816,7 +809,7 @@ TEST_CASE("a spill file never goes over a file that is there already") {
   s.spill_directory = ".";
   std::string message;
   try {
-    Driver driver(world, make(), s);
+    Driver driver(world, backing_up_stages(), s);
     driver.setup(world.rank() == 0 ? input(16) : std::vector<HostSystem>{});
     driver.run();
   } catch (const baton::Error& e) {

@@ -1,9 +1,12 @@
 #pragma once
 // A SystemsBatch holding exactly the given systems, and what the dynamics tests read back of it.
 
+#include <doctest/doctest.h>
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <baton/dynamics/host_transfer.hpp>
+#include <baton/dynamics/stage.hpp>
 #include <baton/dynamics/systems_batch.hpp>
 #include <cstdint>
 #include <vector>
@@ -42,5 +45,17 @@ struct Batch {
                        [](int s) { return s == static_cast<int>(bd::SystemStatus::Finished); });
   }
 };
+
+/// The Lennard-Jones nearest-neighbour distance 2^(1/6) (sigma 1).
+inline constexpr double lj_nn = 1.122462048309373;
+
+/// Enters every system into `stage` and advances `chunk` steps at a time until all are Finished.
+inline void run(bd::Stage& stage, Batch& b, int chunk) {
+  stage.enter(b.batch, 0, b.batch.num_systems());
+  const long calls = stage.step_limit() / chunk + 2;
+  for (long k = 0; k < calls && !b.all_finished(); ++k)
+    stage.advance(b.batch, chunk);
+  REQUIRE(b.all_finished());
+}
 
 }  // namespace baton::test

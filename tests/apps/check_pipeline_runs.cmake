@@ -375,6 +375,12 @@ foreach(snap IN LISTS snaps)
   if(marked STREQUAL "")
     message(FATAL_ERROR "${snap} has no frame marked with its step")
   endif()
+  # Step keys named by stage, as in the results file (not steps_stage0).
+  file(STRINGS ${snap} unnamed REGEX "steps_stage[0-9]")
+  file(STRINGS ${snap} named REGEX "steps_fire=[0-9]+")
+  if(NOT unnamed STREQUAL "" OR named STREQUAL "")
+    message(FATAL_ERROR "${snap}: step keys not named by stage:\n${unnamed}")
+  endif()
 endforeach()
 
 # Bad input and settings: an error naming the problem, exit code 2 (bad option or input), no hang.

@@ -295,7 +295,8 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
   hooks.erase(std::remove(hooks.begin(), hooks.end(), nullptr), hooks.end());
   if (hooks.empty())
     return;
-  const HookContext where{r.counters.stage, r.counters.name, step_, comm_.rank()};
+  const HookContext where{r.counters.stage, r.counters.name, step_, comm_.rank(),
+                          pipeline_.names()};
   if (!finished.empty()) {
     const std::vector<HostSystem> systems =
         dynamics::copy_systems_to_host(r.batch, finished, species_);

@@ -24,7 +24,7 @@ void XyzSnapshots::on_step(const HookContext& where,
                            const std::vector<dynamics::HostSystem>& running) {
   const std::string path = file_name(prefix_, where.stage_name, where.rank);
   std::ostringstream text;
-  dynamics::write_xyz(text, running);
+  dynamics::write_xyz(text, running, where.stage_names);  // steps_<stage> as in results files
   // The step goes into every frame's comment line, after its atom count.
   std::istringstream in(text.str());
   std::ofstream out(path, std::ios::binary | std::ios::app);

@@ -25,6 +25,9 @@ struct HookContext {
   std::string stage_name;  ///< its name
   long step = 0;           ///< the pipeline step on this rank (from 1)
   int rank = 0;            ///< this rank in the driver's communicator
+  /// Every stage's name, in pipeline order: the names of HostSystem::stage_steps' entries (as
+  /// write_xyz() takes them, for keys such as `steps_fire`).
+  std::vector<std::string> stage_names;
 };
 
 class Hook {

@@ -311,9 +311,9 @@ std::string input_problem(dyn::HostSystem& s, const Options& o,
 }
 
 // The size and a hash (FNV-1a, 64 bits) of a file's bytes, as "<bytes> bytes, fnv1a64 <hex>".
-std::string file_identity(const std::string& path) {
+std::string file_identity(const std::string& path, const char* option) {
   std::ifstream in(path, std::ios::binary);
-  app::require(static_cast<bool>(in), "input", "cannot read '" + path + "'");
+  app::require(static_cast<bool>(in), option, "cannot read '" + path + "'");
   std::uint64_t hash = 14695981039346656037ull, bytes = 0;
   std::vector<char> buffer(1 << 20);
   while (in) {
@@ -387,9 +387,9 @@ pl::RunDescription describe_run(const Options& o, const po::variables_map& vm) {
     run.emplace_back(name, text);
   }
   if (!o.input.empty())
-    run.emplace_back("input-file", file_identity(o.input));
+    run.emplace_back("input-file", file_identity(o.input, "input"));
   if (!o.potential_file.empty())
-    run.emplace_back("potential-file-content", file_identity(o.potential_file));
+    run.emplace_back("potential-file-content", file_identity(o.potential_file, "potential-file"));
   return run;
 }
 
@@ -669,10 +669,11 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
     if (!o.trace.empty())
       baton::write_chrome_trace(o.trace, records);
     if (results.failed > 0)  // not a failed run: the other systems' results stand
-      std::cout << "\nfailed: " << results.failed << " of " << results.count
-                << " systems (non-finite energy, forces or positions, exploded, or dissociated); they "
-                   "are not "
-                   "stepped further and are written with failed=T and their failure\n";
+      std::cout
+          << "\nfailed: " << results.failed << " of " << results.count
+          << " systems (non-finite energy, forces or positions, exploded, or dissociated); they "
+             "are not "
+             "stepped further and are written with failed=T and their failure\n";
     if (input.file)
       std::cout << "\nresults: " << o.output << " (" << results.count + input.resumed
                 << " systems, lowest energy " << results.lowest

@@ -502,8 +502,7 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
 // Rank 0: counts the results and their lowest energy, and passes them on to the file (if any).
 class Results : public pl::ResultSink {
  public:
-  Results(pl::XyzFileSink* file, std::string file_name)
-      : file_(file), file_name_(std::move(file_name)) {}
+  explicit Results(pl::XyzFileSink* file) : file_(file) {}
   void write(const std::vector<dyn::HostSystem>& systems) override {
     for (const dyn::HostSystem& s : systems) {
       ++count;
@@ -519,17 +518,16 @@ class Results : public pl::ResultSink {
     }
   }
   void finish() override {
-    if (file_ != nullptr) {
+    if (file_ != nullptr)
       file_->finish();
-      stop::results_complete(file_name_);
-    }
   }
+  /// Forgets the file (before it is closed and removed).
+  void detach() noexcept { file_ = nullptr; }
   long count = 0, failed = 0;
   double lowest = 0;
 
  private:
   pl::XyzFileSink* file_;
-  std::string file_name_;
 };
 
 pl::Settings build_settings(const Options& o) {
@@ -601,7 +599,7 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
   Input input = open_input(world, o, pipeline, eam, vm);
   stop::install(world.rank(), input.file ? o.output + pl::XyzFileSink::partial_suffix : "",
                 input.resumed);
-  Results results(input.file.get(), o.output);
+  Results results(input.file.get());
   Progress progress(world, o);
   pl::Driver driver(world, pipeline, settings);
   driver.write_results_to(&results);
@@ -629,16 +627,24 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
   try {
     driver.run([&] { progress.show(driver, false); });
   } catch (const std::exception& e) {
+    // The run is over: from here a signal (mpiexec ending the job once a rank has exited) just
+    // ends the process, with no word about results that would no longer be true.
+    stop::uninstall();
     // run() throws on every rank when any rank fails: agree on one message, printed once.
-    // FILE.part stays only when it holds results (this run's or an earlier run's).
-    if (world.rank() == 0 && input.file && input.file->in_file() > 0)
+    // FILE.part stays only when it holds results (this run's or an earlier run's); an empty one is
+    // removed now, before any rank exits and mpiexec ends this one.
+    if (world.rank() == 0 && input.file && input.file->in_file() > 0) {
       std::cerr << "baton-pipeline: the " << input.file->in_file()
                 << " results finished so far are in " << o.output << pl::XyzFileSink::partial_suffix
                 << " (--resume goes on from them)\n";
-    else if (world.rank() == 0 && input.file)
+    } else if (world.rank() == 0 && input.file) {
+      results.detach();
+      input.file.reset();  // removes the empty FILE.part
       std::cerr << "baton-pipeline: no result was written, so no results file was kept\n";
+    }
     baton::agree_on_failure(world, e.what(), app::exit_failure);
   }
+  stop::uninstall();  // the results are complete (FILE.part renamed): a signal now loses nothing
   progress.show(driver, true);
 
   const pl::RunSummary summary = pl::summarize(driver, 0);

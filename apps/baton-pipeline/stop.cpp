@@ -17,7 +17,6 @@ std::atomic<int> state{0};
 std::atomic<std::int64_t> results{0};
 std::atomic<int> signal_number{0};
 int my_rank = 0;
-bool complete = false;
 char file[4096] = "";  // the results file, "" for none
 
 static_assert(std::atomic<int>::is_always_lock_free &&
@@ -37,21 +36,24 @@ void put(char* line, std::size_t& at, std::size_t size, const char* text) {
     const int sig = signal_number.load();
     put(line, at, sizeof line, "baton-pipeline: stopped by ");
     put(line, at, sizeof line, sig == SIGINT ? "SIGINT" : "SIGTERM");
-    if (file[0] != '\0') {
+    const std::int64_t held = results.load();
+    if (file[0] != '\0' && held == 0) {
+      ::unlink(file);  // holds nothing: a later run starts afresh without --resume
+      put(line, at, sizeof line, " before any result was written; no results file is kept");
+    } else if (file[0] != '\0') {
       char digits[24];
       int n = 0;
-      for (std::int64_t v = results.load(); n == 0 || v > 0; v /= 10)
+      for (std::int64_t v = held; n == 0 || v > 0; v /= 10)
         digits[n++] = static_cast<char>('0' + v % 10);
       char number[24];
       for (int i = 0; i < n; ++i)
         number[i] = digits[n - 1 - i];
       number[n] = '\0';
-      put(line, at, sizeof line, complete ? ": the run had finished; '" : ": '");
+      put(line, at, sizeof line, ": '");
       put(line, at, sizeof line, file);
       put(line, at, sizeof line, "' holds ");
       put(line, at, sizeof line, number);
-      put(line, at, sizeof line,
-          complete ? " results" : " complete results; --resume goes on from them");
+      put(line, at, sizeof line, " complete results; --resume goes on from them");
     } else {
       put(line, at, sizeof line, " (--output none: no results were kept)");
     }
@@ -100,11 +102,12 @@ void install(int rank, const std::string& part, std::int64_t in_file) {
                          std::strerror(errno));
 }
 
-void results_complete(const std::string& path) {
-  WriteGuard guard;  // the handler never reads a half-copied name
-  copy_path(path);
-  complete = true;
-  guard.written(results.load());
+void uninstall() {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : {SIGTERM, SIGINT})
+    ::sigaction(sig, &action, nullptr);  // cannot fail for these signals and SIG_DFL
 }
 
 WriteGuard::WriteGuard() {

@@ -1,9 +1,10 @@
 #pragma once
 // baton-pipeline stopped by SIGTERM or SIGINT (Slurm's time limit, scancel, Ctrl-C, mpiexec
-// forwarding either): every rank ends at once with exit code app::exit_stopped, and rank 0 first
-// prints one line saying so and how many complete results FILE.part holds for --resume. A signal
-// that arrives while rank 0 writes results is handled right after the write, so the count it
-// prints is exactly what the file holds.
+// forwarding either) while it runs: every rank ends at once with exit code app::exit_stopped, and
+// rank 0 first prints one line saying so and how many complete results FILE.part holds for
+// --resume (with none, FILE.part is removed and the line says so). A signal that arrives while
+// rank 0 writes results is handled right after the write, so the count it prints is exactly what
+// the file holds.
 #include <cstdint>
 #include <string>
 
@@ -13,9 +14,9 @@ namespace stop {
 /// being written ("" with --output none); `in_file`: the results it holds already (--resume).
 void install(int rank, const std::string& part, std::int64_t in_file);
 
-/// After the results file was renamed into place: a later signal says that the run's results are
-/// complete in `path`.
-void results_complete(const std::string& path);
+/// Back to the default handlers, once the run is over (its results complete, or its failure
+/// agreed): a signal then ends the process with no word about results.
+void uninstall();
 
 /// Held around every write of results on rank 0; `in_file` (set before the guard ends): the
 /// complete results in the file once the write was flushed.

@@ -7,7 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <baton/collectives/collectives.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <cstdio>
 #include <vector>
 

@@ -22,10 +22,10 @@
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
-#include <baton/dynamics/host_transfer.hpp>
-#include <baton/dynamics/lammps_data.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/verlet.hpp>
+#include <baton/systems/host_transfer.hpp>
+#include <baton/systems/lammps_data.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +42,7 @@ namespace bench {
 namespace {
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 
 constexpr const char* eam_file = "/usr/share/lammps/potentials/Cu_u3.eam";
 
@@ -50,17 +51,17 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-bd::SystemsBatch load(const std::vector<bd::HostSystem>& systems) {
+bs::SystemsBatch load(const std::vector<bs::HostSystem>& systems) {
   int atoms = 0;
   for (const auto& s : systems)
     atoms += static_cast<int>(s.size());
-  bd::SystemsBatch batch({static_cast<int>(systems.size()), atoms}, 1);
-  bd::SpeciesTable species;
-  bd::append_systems(batch, systems, species);
+  bs::SystemsBatch batch({static_cast<int>(systems.size()), atoms}, 1);
+  bs::SpeciesTable species;
+  bs::append_systems(batch, systems, species);
   return batch;
 }
 
-long total_steps(const bd::SystemsBatch& batch) {
+long total_steps(const bs::SystemsBatch& batch) {
   const auto steps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps);
   long sum = 0;
   for (int s = 0; s < batch.num_systems(); ++s)
@@ -71,12 +72,12 @@ long total_steps(const bd::SystemsBatch& batch) {
 // Median seconds over the repeats (after a warm-up) of `stage` taking a fresh batch of `systems`
 // in and advancing them by up to `max_steps`; `steps` gets the batch's total steps of the last,
 // and `builds` (when given) the neighbour lists `lists` built in the last.
-double time_stage(const Settings& settings, baton::pipeline::Stage& stage,
-                  const std::vector<bd::HostSystem>& systems, int max_steps, long& steps,
+double time_stage(const Settings& settings, baton::dynamics::Stage& stage,
+                  const std::vector<bs::HostSystem>& systems, int max_steps, long& steps,
                   const bd::NeighbourLists* lists = nullptr, double* builds = nullptr) {
   std::vector<double> seconds;
   for (int r = 0; r < settings.repeats + 1; ++r) {
-    bd::SystemsBatch batch = load(systems);
+    bs::SystemsBatch batch = load(systems);
     Kokkos::fence();
     const std::int64_t built = lists ? lists->builds() : 0;
     const double start = MPI_Wtime();
@@ -118,7 +119,7 @@ void print_row(const baton::Communicator& comm, const Settings& settings, const 
 // One large system through `stage` (100 steps): its rate beside LAMMPS' and the lists it built.
 template <class Stage>
 void time_one_system(const baton::Communicator& comm, const Settings& settings, const char* op,
-                     Stage& stage, const bd::HostSystem& system, double lammps) {
+                     Stage& stage, const bs::HostSystem& system, double lammps) {
   long steps = 0;
   double builds = 0;
   const double s =
@@ -130,15 +131,15 @@ void time_one_system(const baton::Communicator& comm, const Settings& settings, 
 
 // 200 perturbed LJ55 clusters, and the same as one LAMMPS system: each cluster moved to a point of
 // a grid 15 sigma apart (further than the cutoff), in an open box.
-std::vector<bd::HostSystem> lj55_clusters() {
-  std::vector<bd::HostSystem> out;
+std::vector<bs::HostSystem> lj55_clusters() {
+  std::vector<bs::HostSystem> out;
   for (int id = 0; id < 200; ++id)
     out.push_back(bd::perturbed_cluster(55, id, 1, 0.05, 1.122462048309373));
   return out;
 }
 
-bd::HostSystem side_by_side(const std::vector<bd::HostSystem>& clusters) {
-  bd::HostSystem all;
+bs::HostSystem side_by_side(const std::vector<bs::HostSystem>& clusters) {
+  bs::HostSystem all;
   for (std::size_t k = 0; k < clusters.size(); ++k) {
     const double at[3] = {15.0 * (k % 6), 15.0 * (k / 6 % 6), 15.0 * (k / 36)};
     for (std::size_t i = 0; i < clusters[k].size(); ++i) {
@@ -151,12 +152,12 @@ bd::HostSystem side_by_side(const std::vector<bd::HostSystem>& clusters) {
 }
 
 // A system with Maxwell-Boltzmann velocities drawn by Baton (so LAMMPS starts from the same state).
-bd::HostSystem with_velocities(bd::HostSystem s, double temperature, const bd::Units& units) {
-  bd::SystemsBatch batch = load({s});
+bs::HostSystem with_velocities(bs::HostSystem s, double temperature, const bd::Units& units) {
+  bs::SystemsBatch batch = load({s});
   bd::draw_velocities(batch, 0, 1, temperature, 12345, units);
-  bd::SpeciesTable species;
+  bs::SpeciesTable species;
   species.index(s.species.front());
-  bd::HostSystem out = bd::copy_systems_to_host(batch, {0}, species)[0];
+  bs::HostSystem out = bs::copy_systems_to_host(batch, {0}, species)[0];
   out.cell = s.cell;
   out.pbc = s.pbc;
   return out;
@@ -207,14 +208,14 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   };
 
   // Clusters: FIRE and NVE.
-  const std::vector<bd::HostSystem> clusters = lj55_clusters();
+  const std::vector<bs::HostSystem> clusters = lj55_clusters();
   bd::LennardJones lj3;
   lj3.cutoff = 3.0;
   const std::string lj55_setup =
       "units lj\natom_style atomic\nboundary f f f\nread_data lj55.data\n" + lj_lines(3.0, true) +
       "neighbor 0.3 bin\nneigh_modify every 1 delay 0 check yes\n";
   if (with_lammps)
-    bd::write_lammps_data(dir + "/lj55.data", side_by_side(clusters), 20);
+    bs::write_lammps_data(dir + "/lj55.data", side_by_side(clusters), 20);
   const double fire_lammps = on_lammps([&] {
     return lammps_rate(lammps.run(
         dir, "fire_lj55", lj55_setup + "min_style fire\nminimize 0.0 1.0e-6 100000 1000000\n"));
@@ -246,10 +247,10 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     lj.shift = false;
     bd::VerletParams p;
     p.steps = 100;
-    const bd::HostSystem liquid = with_velocities(
+    const bs::HostSystem liquid = with_velocities(
         bd::fcc_crystal({20, 20, 20}, std::cbrt(4 / 0.8442), "Ar", 1), 1.44, bd::Units::lj());
     const double rate_lammps = on_lammps([&] {
-      bd::write_lammps_data(dir + "/liquid.data", liquid);
+      bs::write_lammps_data(dir + "/liquid.data", liquid);
       return lammps_rate(
           lammps.run(dir, "nve_lj_liquid",
                      "units lj\natom_style atomic\nread_data liquid.data\n" + lj_lines(2.5, false) +
@@ -272,26 +273,26 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     const std::string eam_run = "pair_style eam\npair_coeff 1 1 " + std::string(eam_file) +
                                 "\nneighbor 1.0 bin\nfix 1 all nve\ntimestep 0.001\nrun 100\n";
     const auto copper = [&](int n, std::int64_t id) {
-      bd::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", id, 0.05, 3);
+      bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", id, 0.05, 3);
       s.masses.assign(s.size(), eam.mass("Cu"));
       return with_velocities(s, 300, p.units);
     };
-    const bd::HostSystem crystal = copper(20, 1);
+    const bs::HostSystem crystal = copper(20, 1);
     const double crystal_lammps = on_lammps([&] {
-      bd::write_lammps_data(dir + "/cu.data", crystal);
+      bs::write_lammps_data(dir + "/cu.data", crystal);
       return lammps_rate(
           lammps.run(dir, "nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run));
     });
     bd::VerletStage stage(eam, p);
     time_one_system(comm, settings, "nve_cu_eam", stage, crystal, crystal_lammps);
 
-    std::vector<bd::HostSystem> cells;
+    std::vector<bs::HostSystem> cells;
     for (int k = 0; k < 256; ++k)
       cells.push_back(copper(3, k));
     const double cells_lammps = on_lammps([&] {
       std::string input;
       for (int k = 0; k < 256; ++k) {
-        bd::write_lammps_data(dir + "/cell" + std::to_string(k) + ".data",
+        bs::write_lammps_data(dir + "/cell" + std::to_string(k) + ".data",
                               cells[static_cast<std::size_t>(k)]);
         input += "clear\n" + eam_setup + "read_data cell" + std::to_string(k) + ".data\n" + eam_run;
       }

@@ -19,7 +19,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <baton/comm/group.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/shm/gather.hpp>
 #include <climits>
 #include <cstdint>

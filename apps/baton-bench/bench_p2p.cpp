@@ -2,7 +2,7 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/transport/bytes.hpp>
 #include <baton/transport/view_message.hpp>
 #include <cstdio>

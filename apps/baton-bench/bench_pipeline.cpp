@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/pipeline/summary.hpp>
-#include <baton/pipeline/wire.hpp>
+#include <baton/systems/codec.hpp>
+#include <baton/systems/host_transfer.hpp>
 #include <baton/transport/view_message.hpp>
 #include <cstdio>
 #include <string>
@@ -24,10 +24,11 @@ namespace bench {
 namespace {
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 namespace bp = baton::pipeline;
 
-std::vector<bd::HostSystem> clusters(int count) {
-  std::vector<bd::HostSystem> out;
+std::vector<bs::HostSystem> clusters(int count) {
+  std::vector<bs::HostSystem> out;
   for (int id = 0; id < count; ++id)
     out.push_back(bd::perturbed_cluster(55, id, 1, 0.05, 1.122462048309373));
   return out;
@@ -37,13 +38,13 @@ std::vector<bd::HostSystem> clusters(int count) {
 // MPI_Send/MPI_Recv of the same packed buffers: received allocating (recv_view), and posted into
 // buffers as the pipeline's links do (irecv_upto).
 void handoff(const baton::Communicator& comm, const Settings& settings) {
-  bd::SystemsBatch batch({32, 32 * 55}, 2);
-  bd::SpeciesTable species;
-  bd::append_systems(batch, clusters(32), species);
+  bs::SystemsBatch batch({32, 32 * 55}, 2);
+  bs::SpeciesTable species;
+  bs::append_systems(batch, clusters(32), species);
   std::vector<int> all(32);
   for (int i = 0; i < 32; ++i)
     all[static_cast<std::size_t>(i)] = i;
-  const bp::WireBatch packed = bp::pack_systems(batch, all);
+  const bs::PackedSystems packed = bs::pack_systems(batch, all);
   const std::size_t bytes = (packed.ints.extent(0) + packed.reals.extent(0)) * 8;
   auto ints = packed.ints;
   auto reals = packed.reals;
@@ -54,15 +55,15 @@ void handoff(const baton::Communicator& comm, const Settings& settings) {
   auto baton_iteration = [&] {
     auto one_way = [&](bool sending) {
       if (sending) {
-        const bp::WireBatch w = bp::pack_systems(batch, all);
+        const bs::PackedSystems w = bs::pack_systems(batch, all);
         baton::send_view(comm, w.ints, peer, 5);
         baton::send_view(comm, w.reals, peer, 5);
         batch.remove(all);
       } else {
-        bp::WireBatch w;
+        bs::PackedSystems w;
         w.ints = baton::recv_view<IntView>(comm, peer, 5);
         w.reals = baton::recv_view<RealView>(comm, peer, 5);
-        bp::unpack_systems(batch, w);
+        bs::unpack_systems(batch, w);
       }
     };
     one_way(me == 0);
@@ -92,17 +93,17 @@ void handoff(const baton::Communicator& comm, const Settings& settings) {
   auto posted_iteration = [&] {
     auto one_way = [&](bool sending) {
       if (sending) {
-        const bp::WireBatch w = bp::pack_systems(batch, all);
+        const bs::PackedSystems w = bs::pack_systems(batch, all);
         baton::send_view(comm, w.ints, peer, 7);
         baton::send_view(comm, w.reals, peer, 7);
         batch.remove(all);
       } else {
         auto i = baton::irecv_upto(comm, int_buffer, peer, 7);
         auto r = baton::irecv_upto(comm, real_buffer, peer, 7);
-        bp::WireBatch w;
+        bs::PackedSystems w;
         w.ints = i.wait();
         w.reals = r.wait();
-        bp::unpack_systems(batch, w);
+        bs::unpack_systems(batch, w);
       }
     };
     one_way(me == 0);
@@ -123,11 +124,11 @@ void run_pipeline(const baton::Communicator& world, const Settings& settings) {
     const baton::Communicator pair = world.split(0, world.rank());
     handoff(pair, settings);
   }
-  const std::vector<bd::HostSystem> input = clusters(200);
+  const std::vector<bs::HostSystem> input = clusters(200);
   bd::FireParams fire;
   bd::VerletParams nve;
   const bd::LennardJones lj{1.0, 1.0, 3.0, true};
-  const bd::BatchCapacity cap{32, 32 * 55};
+  const bs::BatchCapacity cap{32, 32 * 55};
   const bp::Pipeline pipeline =
       bp::make_stage<bd::FireStage>(cap, lj, fire) | bp::make_stage<bd::VerletStage>(cap, lj, nve);
   if (world.rank() == 0 && !settings.json)
@@ -143,7 +144,7 @@ void run_pipeline(const baton::Communicator& world, const Settings& settings) {
       bp::Settings s;
       s.mode = mode;
       bp::Driver driver(world, pipeline, s);
-      driver.setup(world.rank() == 0 ? input : std::vector<bd::HostSystem>{});
+      driver.setup(world.rank() == 0 ? input : std::vector<bs::HostSystem>{});
       driver.run();
       runs.push_back(bp::summarize(driver, 0));
     }

@@ -8,7 +8,7 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/shm/broadcast_queue.hpp>
 #include <baton/shm/node_window.hpp>
 #include <cstdio>

@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <baton/collectives/agreement.hpp>
 #include <baton/collectives/collectives.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/rma/symmetric_view.hpp>
-#include <baton/runtime/error.hpp>
 #include <cstdint>
 
 #include "measure.hpp"

@@ -3,7 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <cstdio>
 #include <set>
 

@@ -9,19 +9,19 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <baton/baton.hpp>
-#include <baton/dynamics/cell.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/verlet.hpp>
-#include <baton/dynamics/xyz.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/pipeline/hooks.hpp>
 #include <baton/pipeline/sink.hpp>
 #include <baton/pipeline/source.hpp>
 #include <baton/pipeline/summary.hpp>
+#include <baton/systems/cell.hpp>
+#include <baton/systems/host_transfer.hpp>
+#include <baton/systems/xyz.hpp>
 #include <baton/timing/report.hpp>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -38,6 +38,7 @@
 
 namespace po = boost::program_options;
 namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
 namespace pl = baton::pipeline;
 
 namespace {
@@ -90,7 +91,7 @@ std::vector<std::vector<int>> stage_map(const Options& o) {
 
 template <class Potential>
 pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
-  const dyn::BatchCapacity cap{o.capacity_systems, o.capacity_atoms};
+  const sys::BatchCapacity cap{o.capacity_systems, o.capacity_atoms};
   pl::Pipeline p;
   std::stringstream in(o.stages);
   for (std::string name; std::getline(in, name, ',');) {
@@ -284,12 +285,12 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
 
 // What is wrong with one input system before it runs, or "" (and, with an EAM file, it gets the
 // file's masses when it has none).
-std::string input_problem(dyn::HostSystem& s, const Options& o,
+std::string input_problem(sys::HostSystem& s, const Options& o,
                           const std::optional<dyn::Eam>& eam) {
-  std::string problem = dyn::host_system_problem(s);
+  std::string problem = sys::host_system_problem(s);
   if (problem.empty()) {  // a cell too small for the cutoff, found now rather than mid-run
     const double cutoff = eam ? eam->tables().cutoff : o.lj.cutoff > 0 ? o.lj.cutoff : INFINITY;
-    const std::string small = dyn::cutoff_problem(s.cell, dyn::pbc_bits(s.pbc), cutoff);
+    const std::string small = sys::cutoff_problem(s.cell, sys::pbc_bits(s.pbc), cutoff);
     if (!small.empty())
       problem = "needs a larger cell: " + small;
   }
@@ -407,10 +408,10 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
                                                   const std::vector<std::int64_t>& done) {
   std::vector<std::int64_t> ids;
   std::int64_t largest = 0, count = 0;
-  dyn::SpeciesTable labels;  // in order of first use, so that every rank names them
+  sys::SpeciesTable labels;  // in order of first use, so that every rank names them
   try {
-    dyn::XyzReader reader(o.input);
-    while (std::optional<dyn::HostSystem> s = reader.next()) {
+    sys::XyzReader reader(o.input);
+    while (std::optional<sys::HostSystem> s = reader.next()) {
       const std::string problem = input_problem(*s, o, eam);
       app::require(problem.empty(), "input",
                    "'" + o.input + "' frame " + std::to_string(reader.frames()) + " (system " +
@@ -433,7 +434,7 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
                "'" + o.input + "': system_id " +
                    (twice == ids.end() ? "" : std::to_string(*twice)) +
                    " is in more than one frame (ids name the results)");
-  auto check = [&o, &eam](dyn::HostSystem& s) { return input_problem(s, o, eam); };
+  auto check = [&o, &eam](sys::HostSystem& s) { return input_problem(s, o, eam); };
   return std::make_unique<pl::XyzFileSource>(o.input, check, done, count, largest, labels.names());
 }
 
@@ -453,7 +454,7 @@ std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
   const std::int64_t largest = *std::max_element(spec.sizes.begin(), spec.sizes.end());
   const auto skipped = std::count_if(done.begin(), done.end(),
                                      [&](std::int64_t id) { return id >= 0 && id < spec.count; });
-  auto next = [spec, done, i = std::int64_t{0}]() mutable -> std::optional<dyn::HostSystem> {
+  auto next = [spec, done, i = std::int64_t{0}]() mutable -> std::optional<sys::HostSystem> {
     for (; i < spec.count; ++i)
       if (!std::binary_search(done.begin(), done.end(), i))
         return dyn::generated_cluster(spec, i++);
@@ -503,8 +504,8 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
 class Results : public pl::ResultSink {
  public:
   explicit Results(pl::XyzFileSink* file) : file_(file) {}
-  void write(const std::vector<dyn::HostSystem>& systems) override {
-    for (const dyn::HostSystem& s : systems) {
+  void write(const std::vector<sys::HostSystem>& systems) override {
+    for (const sys::HostSystem& s : systems) {
       ++count;
       if (s.failed)
         ++failed;
@@ -607,7 +608,7 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
   baton::on_every_rank(
       world,
       [&] {
-        pl::FunctionSource none([] { return std::optional<dyn::HostSystem>(); });
+        pl::FunctionSource none([] { return std::optional<sys::HostSystem>(); });
         driver.setup(input.source ? *input.source : none);
       },
       app::exit_usage);

@@ -7,10 +7,11 @@
 #include <cstdio>
 
 namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
 
 // Potential plus kinetic energy of the system in slot 0.
-double total_energy(const dyn::SystemsBatch& batch, const dyn::SpeciesTable& species) {
-  const dyn::HostSystem s = dyn::copy_systems_to_host(batch, {0}, species)[0];
+double total_energy(const sys::SystemsBatch& batch, const sys::SpeciesTable& species) {
+  const sys::HostSystem s = sys::copy_systems_to_host(batch, {0}, species)[0];
   double kinetic = 0;
   for (std::size_t i = 0; i < s.velocities.size(); ++i)
     kinetic += 0.5 * s.masses[i / 3] * s.velocities[i] * s.velocities[i];
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   baton::Runtime runtime(argc, argv);
 
   // fcc at the density of LAMMPS' bench/in.lj, 6 x 6 x 6 cells, then tilted (a triclinic cell).
-  dyn::HostSystem crystal = dyn::fcc_crystal({6, 6, 6}, std::cbrt(4 / 0.8442), "Ar", 1);
+  sys::HostSystem crystal = dyn::fcc_crystal({6, 6, 6}, std::cbrt(4 / 0.8442), "Ar", 1);
   dyn::tilt_cell(crystal, 1.0, 0.5, -0.5);
 
   dyn::LennardJones lj;
@@ -32,9 +33,9 @@ int main(int argc, char** argv) {
   nve.neighbours.skin = 0.3;  // pairs listed up to 2.8; rebuilt after a move of 0.15
   dyn::VerletStage stage(lj, nve);
 
-  dyn::SystemsBatch batch({1, static_cast<int>(crystal.size())}, 1);
-  dyn::SpeciesTable species;
-  dyn::append_systems(batch, {crystal}, species);
+  sys::SystemsBatch batch({1, static_cast<int>(crystal.size())}, 1);
+  sys::SpeciesTable species;
+  sys::append_systems(batch, {crystal}, species);
   stage.enter(batch, 0, 1);
   const double before = total_energy(batch, species);
   stage.advance(batch, 500);

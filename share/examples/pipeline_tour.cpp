@@ -5,6 +5,7 @@
 #include <cstdio>
 
 namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
 namespace pl = baton::pipeline;
 
 int main(int argc, char** argv) {
@@ -15,13 +16,13 @@ int main(int argc, char** argv) {
   spec.count = 12;
   spec.sizes = {13};
   const auto input =
-      world.rank() == 0 ? dyn::generate_clusters(spec) : std::vector<dyn::HostSystem>{};
+      world.rank() == 0 ? dyn::generate_clusters(spec) : std::vector<sys::HostSystem>{};
 
   dyn::FireParams fire;  // relax to a largest force of 1e-6
   dyn::VerletParams nve;
   nve.steps = 500;
   nve.temperature = 0.05;                    // draw velocities on entry
-  const dyn::BatchCapacity capacity{4, 64};  // each rank's batch: 4 systems, 64 atoms
+  const sys::BatchCapacity capacity{4, 64};  // each rank's batch: 4 systems, 64 atoms
   const pl::Pipeline pipeline =
       pl::make_stage<dyn::FireStage>(capacity, dyn::LennardJones{}, fire) |
       pl::make_stage<dyn::VerletStage>(capacity, dyn::LennardJones{}, nve);
@@ -34,9 +35,9 @@ int main(int argc, char** argv) {
   const auto results = driver.gather_results(0);
   if (world.rank() == 0) {
     std::printf("%s", driver.plan().describe(pipeline.names()).c_str());
-    for (const dyn::HostSystem& s : results)
+    for (const sys::HostSystem& s : results)
       std::printf("system %lld: E = %.6f after %lld FIRE steps\n", static_cast<long long>(s.id),
                   s.energy, static_cast<long long>(s.stage_steps[0]));
-    dyn::write_xyz_file("pipeline_tour.xyz", results, pipeline.names());
+    sys::write_xyz_file("pipeline_tour.xyz", results, pipeline.names());
   }
 }

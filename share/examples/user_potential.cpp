@@ -7,6 +7,7 @@
 #include <cstdio>
 
 namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
 namespace pl = baton::pipeline;
 
 struct Mie {
@@ -45,16 +46,16 @@ int main(int argc, char** argv) {
   spec.count = 6;
   spec.sizes = {13};
   const auto input =
-      world.rank() == 0 ? dyn::generate_clusters(spec) : std::vector<dyn::HostSystem>{};
+      world.rank() == 0 ? dyn::generate_clusters(spec) : std::vector<sys::HostSystem>{};
 
   Mie mie;
   mie.cutoff = 10;  // beyond the cluster: the whole LJ energy
-  const pl::Pipeline pipeline = pl::make_stage<dyn::FireStage>(dyn::BatchCapacity{4, 64}, mie);
+  const pl::Pipeline pipeline = pl::make_stage<dyn::FireStage>(sys::BatchCapacity{4, 64}, mie);
   pl::Driver driver(world, pipeline, pl::Settings{});
   driver.setup(input);
   driver.run();
   const auto results = driver.gather_results(0);
-  for (const dyn::HostSystem& s : results)
+  for (const sys::HostSystem& s : results)
     std::printf("system %lld: E = %.6f, fmax = %.1e\n", static_cast<long long>(s.id), s.energy,
                 s.fmax);
 }

@@ -8,7 +8,7 @@ Every baton::Error (and subclass) message thrown by lib/baton starts with
     baton::<area>: <what> (<details>)
 
 where <area> is a namespace-qualified function or class name (baton::recv_view,
-baton::dynamics::read_xyz_file, baton::RankLayout, baton::pipeline::Driver).
+baton::systems::read_xyz_file, baton::RankLayout, baton::pipeline::Driver).
 
 The script scans lib/baton/**/*.hpp and *.cpp for calls `Error(` and `CollectiveError(` whose
 first argument starts with a string literal (optionally wrapped in std::string(...)) and fails
@@ -63,6 +63,11 @@ OLD_PREFIXES = [
 ]
 FPRINTF_FORMAT = re.compile(r'std::fprintf\(\s*stderr\s*,\s*"baton: ')
 
+# Folders whose code is in a namespace of the folder's name: their messages name that namespace
+# (an error from the systems codec says baton::systems, not baton::pipeline).
+NAMESPACED = ("systems", "dynamics", "pipeline")
+AREA = re.compile(r"^baton::([a-z_]+)[:]")
+
 # A call of Error( or CollectiveError( (not SomethingError(, not a declaration's "Error(const").
 CALL = re.compile(r"(?<![A-Za-z0-9_])(?:Error|CollectiveError)\(")
 # The first argument starts with a string literal, maybe inside std::string( ... ).
@@ -103,12 +108,18 @@ def strip_comments(text):
 
 
 def check_calls(path, rel, problems):
+    folder = rel.parts[2] if len(rel.parts) > 3 else ""
     code = strip_comments(path.read_text(encoding="utf-8"))
     for call in CALL.finditer(code):
         literal = LITERAL.match(code, call.end())
         if not literal:
             continue  # built from variables: not checked here
         text = literal.group(1)
+        area = AREA.match(text)
+        if area and folder in NAMESPACED and area.group(1) in NAMESPACED and area.group(1) != folder:
+            problems.append(f"{rel}:{line_of(code, call.start())}: Error(\"{text}\" ...) names "
+                            f"baton::{area.group(1)}, but the code is in baton::{folder}")
+            continue
         if STYLE.match(text):
             continue
         rest = code[literal.end() :]

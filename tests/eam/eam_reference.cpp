@@ -7,10 +7,10 @@
 //   virial <xx yy zz xy xz yz>
 //   rho_max <largest host density>  rhomax <the F table's end>
 //   atom <i> <fx fy fz> <per-atom energy> <rho_i>     (one line per atom, in file order)
+#include <baton/core/error.hpp>
 #include <baton/dynamics/eam_tables.hpp>
-#include <baton/dynamics/host_system.hpp>
-#include <baton/dynamics/xyz.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/host_system.hpp>
+#include <baton/systems/xyz.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -23,8 +23,9 @@ int main(int argc, char** argv) {
   }
   try {
     namespace bd = baton::dynamics;
+    namespace bs = baton::systems;
     const bd::EamTables tables = bd::read_eam_file(argv[1]);
-    const std::vector<bd::HostSystem> frames = bd::read_xyz_file(argv[2]);
+    const std::vector<bs::HostSystem> frames = bs::read_xyz_file(argv[2]);
     if (frames.empty()) {
       std::fprintf(stderr, "%s: no frame\n", argv[2]);
       return 1;

@@ -5,7 +5,7 @@
 //
 // Built with -fsanitize=fuzzer when BATON_ENABLE_FUZZING=ON (clang). The same file, built with
 // replay_main.cpp, is a plain program that replays files (corpus and found crashes) in ctest.
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/transport/serialize.hpp>
 
 #include <cstddef>

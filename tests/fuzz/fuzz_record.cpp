@@ -1,7 +1,7 @@
 // libFuzzer target: the record decoder (config + View bundle) on untrusted bytes. Only baton::Error
 // may escape; accepted input must re-encode to the same bytes.
 #include <baton/collectives/record.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

@@ -1,7 +1,7 @@
 // libFuzzer target: the View bundle decoder on untrusted bytes. Only baton::Error may escape;
 // accepted input must re-encode to the same bytes.
 #include <baton/collectives/bundle.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

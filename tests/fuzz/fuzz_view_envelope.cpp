@@ -4,7 +4,7 @@
 //
 // Built with -fsanitize=fuzzer when BATON_ENABLE_FUZZING=ON (clang); linked with replay_main.cpp it
 // is a plain program that replays files (corpus and found crashes) in ctest.
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/transport/envelope.hpp>
 #include <cstddef>
 #include <cstdint>

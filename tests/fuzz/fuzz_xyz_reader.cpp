@@ -5,8 +5,8 @@
 // Built with -fsanitize=fuzzer when BATON_ENABLE_FUZZING=ON (clang); linked with replay_main.cpp it
 // is a plain program that replays files (corpus and found crashes) in ctest.
 #include <algorithm>
-#include <baton/dynamics/xyz.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
+#include <baton/systems/xyz.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -31,17 +31,17 @@ bool same(const std::vector<double>& a, const std::vector<double>& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::vector<baton::dynamics::HostSystem> systems;
+  std::vector<baton::systems::HostSystem> systems;
   try {
     std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-    systems = baton::dynamics::read_xyz(in, "fuzz.xyz");
+    systems = baton::systems::read_xyz(in, "fuzz.xyz");
   } catch (const baton::Error&) {
     return 0;  // rejected with a reason: fine
   }
   std::ostringstream out;
-  baton::dynamics::write_xyz(out, systems);  // a baton::Error here escapes: a bug
+  baton::systems::write_xyz(out, systems);  // a baton::Error here escapes: a bug
   std::istringstream again_in(out.str());
-  const auto again = baton::dynamics::read_xyz(again_in, "rewritten.xyz");
+  const auto again = baton::systems::read_xyz(again_in, "rewritten.xyz");
   if (again.size() != systems.size())
     std::abort();
   for (std::size_t i = 0; i < again.size(); ++i) {

@@ -11,11 +11,11 @@
 #include <Kokkos_Core.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/forces.hpp>
-#include <baton/dynamics/host_transfer.hpp>
-#include <baton/dynamics/lammps_data.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/verlet.hpp>
+#include <baton/systems/host_transfer.hpp>
+#include <baton/systems/lammps_data.hpp>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -23,31 +23,32 @@
 #include <vector>
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 
 namespace {
 
 struct Run {
-  bd::HostSystem start;  // with velocities
+  bs::HostSystem start;  // with velocities
   std::vector<double> forces;
   double energy = 0, virial[6] = {0, 0, 0, 0, 0, 0};
   double pe100 = 0, ke100 = 0;
 };
 
 template <class P>
-Run run(const P& potential, bd::HostSystem s, const bd::VerletParams& params) {
+Run run(const P& potential, bs::HostSystem s, const bd::VerletParams& params) {
   Run out;
-  bd::SpeciesTable species;
-  bd::SystemsBatch batch({1, static_cast<int>(s.size())}, 1);
-  bd::append_systems(batch, {s}, species);
+  bs::SpeciesTable species;
+  bs::SystemsBatch batch({1, static_cast<int>(s.size())}, 1);
+  bs::append_systems(batch, {s}, species);
   bd::draw_velocities(batch, 0, 1, params.temperature, params.seed, params.units);
-  out.start = bd::copy_systems_to_host(batch, {0}, species)[0];
+  out.start = bs::copy_systems_to_host(batch, {0}, species)[0];
   bd::compute_forces(potential, batch, 0, 1);
   const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.forces);
   out.forces.assign(f.data(), f.data() + 3 * s.size());
   const auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.virial);
   for (int k = 0; k < 6; ++k)
     out.virial[k] = w(0, k);
-  out.energy = bd::copy_systems_to_host(batch, {0}, species)[0].energy;
+  out.energy = bs::copy_systems_to_host(batch, {0}, species)[0].energy;
 
   bd::VerletParams p = params;
   p.temperature = -1;  // keep the velocities drawn above
@@ -55,7 +56,7 @@ Run run(const P& potential, bd::HostSystem s, const bd::VerletParams& params) {
   bd::VerletStage<P> nve(potential, p);
   nve.enter(batch, 0, 1);
   nve.advance(batch, 100);
-  const bd::HostSystem end = bd::copy_systems_to_host(batch, {0}, species)[0];
+  const bs::HostSystem end = bs::copy_systems_to_host(batch, {0}, species)[0];
   out.pe100 = end.energy;
   for (std::size_t i = 0; i < end.velocities.size(); ++i)
     out.ke100 += 0.5 * end.masses[i / 3] * end.velocities[i] * end.velocities[i] * p.units.mvv2e;
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     if (name == "lj" || name == "lj_tri") {
       const double a = std::cbrt(4 / 0.8442);
       const int n = name == "lj" ? 10 : 6;
-      bd::HostSystem s = bd::fcc_crystal({n, n, n}, a, "Ar", 1, 0.02, 7);
+      bs::HostSystem s = bd::fcc_crystal({n, n, n}, a, "Ar", 1, 0.02, 7);
       if (name == "lj_tri")
         bd::tilt_cell(s, 0.1 * n * a, 0.05 * n * a, -0.08 * n * a);
       s.masses.assign(s.size(), 1.0);
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
       const bd::Eam eam(argv[3]);
       const std::string element = eam.elements().front();
       const int n = name == "eam" ? 6 : 5;
-      bd::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, element, 1, 0.02, 11);
+      bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, element, 1, 0.02, 11);
       if (name == "eam_tri")
         bd::tilt_cell(s, 0.1 * n * 3.615, -0.06 * n * 3.615, 0.04 * n * 3.615);
       s.masses.assign(s.size(), eam.mass(element));
@@ -106,7 +107,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unknown case '%s' (or an eam case without its file)\n", argv[1]);
       return 2;
     }
-    bd::write_lammps_data(dir + "/" + name + ".data", r.start);
+    bs::write_lammps_data(dir + "/" + name + ".data", r.start);
     std::printf("step0 %.17g", r.energy);
     for (double w : r.virial)
       std::printf(" %.17g", w);

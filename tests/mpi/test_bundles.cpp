@@ -2,7 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <baton/collectives/bundle.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <cstdint>
 
 #include "mpi_doctest.hpp"

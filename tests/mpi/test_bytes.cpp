@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/transport/bytes.hpp>
 #include <chrono>
 #include <cstdint>

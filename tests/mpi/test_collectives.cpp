@@ -2,7 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <baton/collectives/collectives.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <climits>
 #include <string>
 #include <utility>

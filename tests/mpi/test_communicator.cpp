@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <baton/comm/communicator.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <cstdlib>
 #include <string>
 

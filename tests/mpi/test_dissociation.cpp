@@ -9,11 +9,11 @@
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/forces.hpp>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
+#include <baton/systems/host_transfer.hpp>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -23,6 +23,7 @@
 #include "dynamics_batch.hpp"
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 using baton::test::Batch;
 using baton::test::lj_nn;
 using baton::test::run;
@@ -30,7 +31,7 @@ using baton::test::run;
 namespace {
 
 // The largest distance from an atom to its nearest other atom (a cluster: no cell).
-double widest_gap(const bd::HostSystem& s) {
+double widest_gap(const bs::HostSystem& s) {
   double widest = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     double nearest = INFINITY;
@@ -48,9 +49,9 @@ double widest_gap(const bd::HostSystem& s) {
 }
 
 // Atoms of one species at the given positions (velocities and cell optional).
-bd::HostSystem atoms(std::int64_t id, const std::vector<double>& x, const std::string& species,
+bs::HostSystem atoms(std::int64_t id, const std::vector<double>& x, const std::string& species,
                      const std::vector<double>& v = {}) {
-  bd::HostSystem s;
+  bs::HostSystem s;
   s.id = id;
   s.positions = x;
   s.velocities = v;
@@ -59,12 +60,12 @@ bd::HostSystem atoms(std::int64_t id, const std::vector<double>& x, const std::s
 }
 
 // A dimer at distance r along x, its atoms moving apart at speed u each.
-bd::HostSystem dimer(std::int64_t id, double r, double u, const std::string& species = "Ar") {
+bs::HostSystem dimer(std::int64_t id, double r, double u, const std::string& species = "Ar") {
   return atoms(id, {0, 0, 0, r, 0, 0}, species, {-u, 0, 0, u, 0, 0});
 }
 
 // 36 such dimers 5 apart in a 6 x 6 grid across y and z (72 atoms: neighbour lists).
-bd::HostSystem dimer_grid(std::int64_t id, double r, double u) {
+bs::HostSystem dimer_grid(std::int64_t id, double r, double u) {
   std::vector<double> x, v;
   for (int j = 0; j < 6; ++j)
     for (int k = 0; k < 6; ++k)
@@ -75,13 +76,13 @@ bd::HostSystem dimer_grid(std::int64_t id, double r, double u) {
   return atoms(id, x, "Ar", v);
 }
 
-bool dissociated(const bd::HostSystem& s) {
-  return s.failed && s.failure == bd::failure_text(static_cast<int>(bd::Failure::dissociated));
+bool dissociated(const bs::HostSystem& s) {
+  return s.failed && s.failure == bs::failure_text(static_cast<int>(bs::Failure::dissociated));
 }
 
 // FIRE, NVE (keeping the incoming velocities) and Langevin over `potential`, with `dt`.
 template <class P>
-std::vector<std::unique_ptr<baton::pipeline::Stage>> stages(const P& potential, double dt,
+std::vector<std::unique_ptr<baton::dynamics::Stage>> stages(const P& potential, double dt,
                                                             const bd::Units& units) {
   bd::FireParams fp;
   fp.units = units;
@@ -99,7 +100,7 @@ std::vector<std::unique_ptr<baton::pipeline::Stage>> stages(const P& potential, 
   lp.steps = 20;
   lp.friction = 0.01;
   lp.temperature = 0;
-  std::vector<std::unique_ptr<baton::pipeline::Stage>> out;
+  std::vector<std::unique_ptr<baton::dynamics::Stage>> out;
   out.push_back(std::make_unique<bd::FireStage<P>>(potential, fp));
   out.push_back(std::make_unique<bd::VerletStage<P>>(potential, vp));
   out.push_back(std::make_unique<bd::LangevinStage<P>>(potential, lp));
@@ -118,7 +119,7 @@ TEST_CASE("FIRE with its defaults keeps clusters with close contacts together") 
   fast.dt = fast.dt_max = 10;
   for (const bd::FireParams& p : {slow, fast}) {
     CAPTURE(p.dt);
-    std::vector<bd::HostSystem> in;
+    std::vector<bs::HostSystem> in;
     for (int id = 0; id < 8; ++id)
       in.push_back(bd::perturbed_cluster(13, id, 1, 0.6, lj_nn));
     Batch b(in);
@@ -143,11 +144,11 @@ TEST_CASE("a system that falls apart is failed (dissociated) in every stage and 
   // FIRE: a close contact (0.8 sigma) and no cap on the move; NVE and Langevin: atoms that fly
   // apart at 50 sigma/tau. A gas (no pair within the cutoff on entry) and a single atom stay
   // unflagged; so does the same dimer at rest (bound).
-  const auto check = [](auto& stage_list, const std::vector<bd::HostSystem>& thrown,
-                        const std::vector<bd::HostSystem>& kept) {
+  const auto check = [](auto& stage_list, const std::vector<bs::HostSystem>& thrown,
+                        const std::vector<bs::HostSystem>& kept) {
     for (auto& stage : stage_list) {
       CAPTURE(stage->name());
-      std::vector<bd::HostSystem> in = thrown;
+      std::vector<bs::HostSystem> in = thrown;
       in.insert(in.end(), kept.begin(), kept.end());
       Batch b(in);
       run(*stage, b, 7);
@@ -170,7 +171,7 @@ TEST_CASE("a system that falls apart is failed (dissociated) in every stage and 
     }
   };
   const auto kept = [](double r, double far) {
-    return std::vector<bd::HostSystem>{atoms(10, {0, 0, 0}, "Ar", {1, 0, 0}), dimer(11, far, 1),
+    return std::vector<bs::HostSystem>{atoms(10, {0, 0, 0}, "Ar", {1, 0, 0}), dimer(11, far, 1),
                                        dimer(12, r, 0)};
   };
   // NVE and Langevin keep the incoming velocities (FIRE zeroes them: it gets the close contact).
@@ -205,7 +206,7 @@ TEST_CASE("a system that falls apart is failed (dissociated) in every stage and 
       };
       auto single = atoms(10, {0, 0, 0}, "Cu", {1, 0, 0});
       single.masses.assign(1, 63.55);
-      const std::vector<bd::HostSystem> cu_kept{single, cu_dimer(11, 6, 1), cu_dimer(12, 2.5, 0)};
+      const std::vector<bs::HostSystem> cu_kept{single, cu_dimer(11, 6, 1), cu_dimer(12, 2.5, 0)};
       check(s, {cu_dimer(2, 2.5, 2000)}, cu_kept);
       auto fire_only = stages(cu, 1, bd::Units::metal());
       fire_only.resize(1);
@@ -228,7 +229,7 @@ TEST_CASE("forces that cancel exactly are not a dissociation; periodic images co
       for (int k = 0; k < 6; ++k)
         if (rows > 1 || k < 2)
           x.insert(x.end(), {5.5, 5.0 * j, 5.0 * k, 0.5, 5.0 * j, 5.0 * k});
-    bd::HostSystem s = atoms(1, x, "Ar");
+    bs::HostSystem s = atoms(1, x, "Ar");
     s.cell = {6, 0, 0, 0, 30, 0, 0, 0, 30};
     s.pbc = {true, true, true};
     bd::VerletParams vp;
@@ -276,7 +277,7 @@ std::vector<int> interacting(const bd::Morse& morse, Batch& b) {
   Kokkos::parallel_for(
       bd::detail::system_teams(n), KOKKOS_LAMBDA(const bd::detail::TeamMember& team) {
         const int s = team.league_rank();
-        const bd::CellImage c = bd::make_cell_image(&cell(s, 0), pbc(s));
+        const bs::CellImage c = bs::make_cell_image(&cell(s, 0), pbc(s));
         const bool yes = bd::detail::system_interacts<Half>(team, pot, data, s, id(s), x, species,
                                                             offset(s), offset(s) + count(s), c);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { out(s) = yes ? 1 : 0; });
@@ -291,20 +292,20 @@ TEST_CASE("system_interacts: both pair loops, all pairs and neighbour lists, per
   bd::Morse morse;
   morse.cutoff = 3;
   morse.shift = false;
-  bd::HostSystem image = atoms(5, {5.5, 0, 0, 0.5, 0, 0}, "Ar");  // 1 apart through the image
+  bs::HostSystem image = atoms(5, {5.5, 0, 0, 0.5, 0, 0}, "Ar");  // 1 apart through the image
   image.cell = {6, 0, 0, 0, 30, 0, 0, 0, 30};
   image.pbc = {true, true, true};
-  bd::HostSystem image_lists = dimer_grid(6, 1, 0);  // 72 atoms, each dimer across the cell
+  bs::HostSystem image_lists = dimer_grid(6, 1, 0);  // 72 atoms, each dimer across the cell
   for (std::size_t i = 0; i < image_lists.size(); i += 2)
     image_lists.positions[3 * i] = 5.5;
   for (std::size_t i = 1; i < image_lists.size(); i += 2)
     image_lists.positions[3 * i] = 0.5;
   image_lists.cell = {6, 0, 0, 0, 30, 0, 0, 0, 30};
   image_lists.pbc = {true, true, true};
-  bd::HostSystem no_cell = image_lists;  // the same atoms 5 apart: none interacts
+  bs::HostSystem no_cell = image_lists;  // the same atoms 5 apart: none interacts
   no_cell.cell = {};
   no_cell.pbc = {false, false, false};
-  const std::vector<bd::HostSystem> in{
+  const std::vector<bs::HostSystem> in{
       dimer(1, 1.0, 0), dimer(2, 4.0, 0), atoms(3, {0, 0, 0}, "Ar"), dimer_grid(4, 1.0, 0), image,
       image_lists,      no_cell};
   const std::vector<int> expected{1, 0, 0, 1, 1, 1, 0};

@@ -5,18 +5,18 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <array>
-#include <baton/dynamics/cell.hpp>
+#include <baton/core/error.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/forces.hpp>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/cell.hpp>
+#include <baton/systems/host_transfer.hpp>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -26,17 +26,18 @@
 #include "dynamics_batch.hpp"
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 using baton::test::Batch;
 using baton::test::lj_nn;
 using baton::test::run;
 
 namespace {
 
-bd::HostSystem cluster(int atoms, std::int64_t id, double amplitude = 0.05) {
+bs::HostSystem cluster(int atoms, std::int64_t id, double amplitude = 0.05) {
   return bd::perturbed_cluster(atoms, id, 42, amplitude, lj_nn);
 }
 
-double kinetic_energy(const bd::HostSystem& s) {
+double kinetic_energy(const bs::HostSystem& s) {
   double k = 0;
   for (std::size_t i = 0; i < s.velocities.size(); ++i)
     k += 0.5 * (s.masses.empty() ? 1.0 : s.masses[i / 3]) * s.velocities[i] * s.velocities[i];
@@ -45,7 +46,7 @@ double kinetic_energy(const bd::HostSystem& s) {
 
 // Energy of one system at the given positions (through the kernel).
 template <class P>
-double energy_at(const P& potential, bd::HostSystem s, const std::vector<double>& x) {
+double energy_at(const P& potential, bs::HostSystem s, const std::vector<double>& x) {
   s.positions = x;
   Batch b({s});
   bd::compute_forces(potential, b.batch, 0, 1);
@@ -55,9 +56,9 @@ double energy_at(const P& potential, bd::HostSystem s, const std::vector<double>
 // dE/de_dd: the energy's central difference under a uniform stretch of axis d (positions and cell
 // together), which is minus the virial's dd component.
 template <class P>
-double stretch_derivative(const P& potential, const bd::HostSystem& s, std::size_t d) {
+double stretch_derivative(const P& potential, const bs::HostSystem& s, std::size_t d) {
   const auto stretched = [&](double eps) {
-    bd::HostSystem t = s;
+    bs::HostSystem t = s;
     for (std::size_t i = 0; i < t.size(); ++i)
       t.positions[3 * i + d] *= 1 + eps;
     for (std::size_t r = 0; r < 3; ++r)
@@ -87,7 +88,7 @@ std::vector<double> virial_from_forces(const std::vector<double>& x, const std::
 // Forces against a central difference of the energy, fmax against the forces, the all-pairs loop
 // (what GPUs run) against the half-pair loop, and the virial against the forces, for one system.
 template <class P>
-void check_forces(const P& potential, const bd::HostSystem& s) {
+void check_forces(const P& potential, const bs::HostSystem& s) {
   Batch b({s});
   bd::compute_forces(potential, b.batch, 0, 1);
   const auto f = b.forces();
@@ -136,7 +137,7 @@ std::string error_text(F&& f) {
 
 TEST_CASE("FIRE relaxes perturbed LJ13 and LJ55 icosahedra to the global minima") {
   // Cambridge Cluster Database: LJ13 -44.326801, LJ55 -279.248470 (epsilon).
-  std::vector<bd::HostSystem> in;
+  std::vector<bs::HostSystem> in;
   for (int id = 0; id < 8; ++id)
     in.push_back(cluster(id % 2 ? 55 : 13, id));
   Batch b(in);
@@ -216,7 +217,7 @@ TEST_CASE("NVE draws Maxwell-Boltzmann velocities without centre-of-mass motion"
   p.temperature = 0.5;
   p.steps = 0;
   bd::VerletStage nve({}, p);
-  std::vector<bd::HostSystem> in;
+  std::vector<bs::HostSystem> in;
   for (int id = 0; id < 20; ++id)
     in.push_back(cluster(55, id));
   Batch b(in);
@@ -251,7 +252,7 @@ TEST_CASE("Langevin: mean kinetic temperature matches the bath") {
   p.steps = 22000;
   p.seed = 11;
   bd::LangevinStage langevin({}, p);
-  std::vector<bd::HostSystem> in;
+  std::vector<bs::HostSystem> in;
   for (int id = 0; id < 48; ++id) {
     in.push_back(cluster(13, id));
     if (id % 2)
@@ -278,8 +279,8 @@ TEST_CASE("Langevin: mean kinetic temperature matches the bath") {
 }
 
 TEST_CASE("a system's trajectory does not depend on its slot, its neighbours or the run") {
-  const bd::HostSystem probe = cluster(13, 7, 0.1);
-  std::vector<bd::HostSystem> crowd = {cluster(55, 1), cluster(13, 2), probe, cluster(55, 3)};
+  const bs::HostSystem probe = cluster(13, 7, 0.1);
+  std::vector<bs::HostSystem> crowd = {cluster(55, 1), cluster(13, 2), probe, cluster(55, 3)};
   bd::FireStage fire;
   bd::VerletParams vp;
   vp.steps = 300;
@@ -291,15 +292,15 @@ TEST_CASE("a system's trajectory does not depend on its slot, its neighbours or 
   bd::LangevinStage langevin({}, lp);
   lp.seed = 2;
   bd::LangevinStage other_seed({}, lp);
-  const auto final_positions = [](baton::pipeline::Stage& stage, std::vector<bd::HostSystem> in,
+  const auto final_positions = [](baton::dynamics::Stage& stage, std::vector<bs::HostSystem> in,
                                   int slot, int chunk) {
     Batch b(in);
     run(stage, b, chunk);
     return b.systems()[static_cast<std::size_t>(slot)].positions;
   };
-  for (baton::pipeline::Stage* stage :
-       {static_cast<baton::pipeline::Stage*>(&fire), static_cast<baton::pipeline::Stage*>(&nve),
-        static_cast<baton::pipeline::Stage*>(&langevin)}) {
+  for (baton::dynamics::Stage* stage :
+       {static_cast<baton::dynamics::Stage*>(&fire), static_cast<baton::dynamics::Stage*>(&nve),
+        static_cast<baton::dynamics::Stage*>(&langevin)}) {
     CAPTURE(stage->name());
     const auto alone = final_positions(*stage, {probe}, 0, 1000);
     CHECK(alone == final_positions(*stage, {probe}, 0, 1000));  // run to run
@@ -312,7 +313,7 @@ TEST_CASE("a system's trajectory does not depend on its slot, its neighbours or 
 }
 
 TEST_CASE("forces are minus the energy gradient; the virial matches the forces") {
-  const bd::HostSystem s = cluster(13, 9, 0.2);
+  const bs::HostSystem s = cluster(13, 9, 0.2);
   SUBCASE("Lennard-Jones") {
     bd::LennardJones cut;
     cut.epsilon = 1.5;
@@ -334,7 +335,7 @@ TEST_CASE("forces are minus the energy gradient; the virial matches the forces")
 
 TEST_CASE("pair energies: the minimum, and continuity of the shifted energy at the cutoff") {
   const auto pair = [](const bd::LennardJones& lj, double r) {
-    bd::HostSystem s;
+    bs::HostSystem s;
     s.species = {"Ar", "Ar"};
     s.positions = {0, 0, 0, r, 0, 0};
     Batch b({s});
@@ -359,7 +360,7 @@ TEST_CASE("pair energies: the minimum, and continuity of the shifted energy at t
 TEST_CASE("forces skip Finished systems and check their slots") {
   Batch b({cluster(13, 1), cluster(13, 2)});
   auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.status);
-  status(1) = static_cast<int>(bd::SystemStatus::Finished);
+  status(1) = static_cast<int>(bs::SystemStatus::Finished);
   Kokkos::deep_copy(b.batch.status, status);
   bd::compute_forces({}, b.batch, 0, 2);
   const auto out = b.systems();
@@ -474,7 +475,7 @@ TEST_CASE("bad parameters throw baton::Error naming the parameter") {
 
 TEST_CASE("Morse pair energies: the well, and continuity of the shifted energy at the cutoff") {
   const auto pair = [](const bd::Morse& m, double r) {
-    bd::HostSystem s;
+    bs::HostSystem s;
     s.species = {"Cu", "Cu"};
     s.positions = {0, 0, 0, 0, r, 0};
     Batch b({s});
@@ -531,7 +532,7 @@ struct Springs {
 }  // namespace
 
 TEST_CASE("a potential from user code runs in every stage, with forces, energy and virial") {
-  const bd::HostSystem s = cluster(13, 4, 0.1);
+  const bs::HostSystem s = cluster(13, 4, 0.1);
   check_forces(Springs{}, s);
 
   bd::FireStage fire(Springs{});
@@ -548,8 +549,8 @@ TEST_CASE("a potential from user code runs in every stage, with forces, energy a
   bd::LangevinParams lp;
   lp.steps = 200;
   bd::LangevinStage langevin(Springs{}, lp);
-  for (baton::pipeline::Stage* stage : {static_cast<baton::pipeline::Stage*>(&nve),
-                                        static_cast<baton::pipeline::Stage*>(&langevin)}) {
+  for (baton::dynamics::Stage* stage : {static_cast<baton::dynamics::Stage*>(&nve),
+                                        static_cast<baton::dynamics::Stage*>(&langevin)}) {
     CAPTURE(stage->name());
     Batch b({s});
     run(*stage, b, 64);
@@ -574,8 +575,8 @@ namespace {
 // An fcc crystal of n x n x n cubic cells of side a, every coordinate moved by up to `jitter`, in a
 // cell whose b and c vectors are tilted by `tilt` times its side (0: orthorhombic), periodic along
 // `pbc`.
-bd::HostSystem fcc_crystal(int n, double a, double jitter, double tilt, std::array<bool, 3> pbc) {
-  bd::HostSystem s = bd::fcc_crystal({n, n, n}, a, "Ar", 77, jitter, 5);
+bs::HostSystem fcc_crystal(int n, double a, double jitter, double tilt, std::array<bool, 3> pbc) {
+  bs::HostSystem s = bd::fcc_crystal({n, n, n}, a, "Ar", 77, jitter, 5);
   const double L = n * a;
   if (tilt != 0)
     bd::tilt_cell(s, tilt * L, 0.5 * tilt * L, -tilt * L);
@@ -584,7 +585,7 @@ bd::HostSystem fcc_crystal(int n, double a, double jitter, double tilt, std::arr
 }
 
 // Lennard-Jones energy by brute force over the images -2..2 of every periodic axis.
-double lj_energy_by_images(const bd::LennardJones& lj, const bd::HostSystem& s) {
+double lj_energy_by_images(const bd::LennardJones& lj, const bs::HostSystem& s) {
   double e = 0;
   const std::size_t n = s.size();
   const double rc2 = lj.cutoff * lj.cutoff;
@@ -627,7 +628,7 @@ TEST_CASE("periodic cells: minimum images, forces, virial, and cells too small f
        {Case{"orthorhombic", 0.0, {true, true, true}}, Case{"triclinic", 0.15, {true, true, true}},
         Case{"slab, c open", 0.1, {true, true, false}}}) {
     CAPTURE(c.name);
-    const bd::HostSystem s = fcc_crystal(4, a, 0.08, c.tilt, c.pbc);
+    const bs::HostSystem s = fcc_crystal(4, a, 0.08, c.tilt, c.pbc);
     Batch b({s});
     bd::compute_forces(lj, b.batch, 0, 1);
     const double e = b.systems()[0].energy;
@@ -666,7 +667,7 @@ TEST_CASE("periodic cells: minimum images, forces, virial, and cells too small f
   }
 
   // Atoms far outside the cell see the same neighbours.
-  bd::HostSystem s = fcc_crystal(4, a, 0.05, 0.15, {true, true, true});
+  bs::HostSystem s = fcc_crystal(4, a, 0.05, 0.15, {true, true, true});
   Batch inside({s});
   bd::compute_forces(lj, inside.batch, 0, 1);
   for (std::size_t i = 0; i < s.size(); i += 7)
@@ -678,7 +679,7 @@ TEST_CASE("periodic cells: minimum images, forces, virial, and cells too small f
   CHECK(std::abs(outside.systems()[0].energy - e_in) < 1e-10 * std::abs(e_in));
 
   // A cutoff longer than half the cell's width is an error naming the system and the widths.
-  const bd::HostSystem small = fcc_crystal(2, a, 0.0, 0.0, {true, true, false});
+  const bs::HostSystem small = fcc_crystal(2, a, 0.0, 0.0, {true, true, false});
   Batch tight({small});
   const std::string text = error_text([&] { bd::compute_forces(lj, tight.batch, 0, 1); });
   CAPTURE(text);
@@ -694,30 +695,30 @@ TEST_CASE("periodic cells: minimum images, forces, virial, and cells too small f
 }
 
 TEST_CASE("cells: bad cells are input errors, results are wrapped into the cell") {
-  bd::HostSystem s = fcc_crystal(2, 1.6, 0.0, 0.0, {true, true, true});
-  CHECK(bd::host_system_problem(s).empty());
-  bd::HostSystem flat = s;
+  bs::HostSystem s = fcc_crystal(2, 1.6, 0.0, 0.0, {true, true, true});
+  CHECK(bs::host_system_problem(s).empty());
+  bs::HostSystem flat = s;
   flat.cell[8] = 0;
-  CHECK(bd::host_system_problem(flat) == "has a cell of zero volume");
-  bd::HostSystem open = s;
+  CHECK(bs::host_system_problem(flat) == "has a cell of zero volume");
+  bs::HostSystem open = s;
   open.cell = {};
-  CHECK(bd::host_system_problem(open) == "has a periodic axis but no cell");
+  CHECK(bs::host_system_problem(open) == "has a periodic axis but no cell");
 
   // Cell and pbc survive the batch; wrapping moves outside atoms by whole cell vectors only.
   s.positions[0] = -0.25;
   s.positions[4] = 3.3;  // atom 1, y: beyond the cell's 3.2
   Batch b({s});
-  bd::HostSystem back = b.systems()[0];
+  bs::HostSystem back = b.systems()[0];
   CHECK(back.cell == s.cell);
   CHECK(back.pbc == s.pbc);
   const double inside_x = back.positions[3];
-  bd::wrap_positions(back);
+  bs::wrap_positions(back);
   CHECK(back.positions[0] == doctest::Approx(3.2 - 0.25));
   CHECK(back.positions[4] == doctest::Approx(0.1));
   CHECK(back.positions[3] == inside_x);  // an atom inside keeps its exact coordinates
   back.pbc = {false, false, false};
-  bd::HostSystem unwrapped = back;
-  bd::wrap_positions(unwrapped);
+  bs::HostSystem unwrapped = back;
+  bs::wrap_positions(unwrapped);
   CHECK(unwrapped.positions == back.positions);  // no periodic axis: nothing moves
 }
 
@@ -730,18 +731,18 @@ TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin a
   cu.r0 = 2.866;
   cu.cutoff = 5.0;
   const bd::Units metal = bd::Units::metal();
-  std::vector<bd::HostSystem> in;
+  std::vector<bs::HostSystem> in;
   for (int id = 0; id < 4; ++id) {
     in.push_back(bd::fcc_crystal({3, 3, 3}, 3.615, "Cu", id));
     in.back().masses.assign(in.back().size(), 63.546);
   }
-  const auto temperature = [&](const bd::HostSystem& s) {  // 2 KE / (3N - 3) k_B
+  const auto temperature = [&](const bs::HostSystem& s) {  // 2 KE / (3N - 3) k_B
     double mv2 = 0;
     for (std::size_t i = 0; i < s.velocities.size(); ++i)
       mv2 += s.masses[i / 3] * s.velocities[i] * s.velocities[i];
     return mv2 * metal.mvv2e / ((3.0 * static_cast<double>(s.size()) - 3) * metal.boltz);
   };
-  const auto total_energy = [&](const bd::HostSystem& s) {
+  const auto total_energy = [&](const bs::HostSystem& s) {
     double mv2 = 0;
     for (std::size_t i = 0; i < s.velocities.size(); ++i)
       mv2 += s.masses[i / 3] * s.velocities[i] * s.velocities[i];
@@ -767,7 +768,7 @@ TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin a
   // noise).
   bd::Morse far = cu;
   far.cutoff = 7.0;
-  bd::HostSystem big = bd::fcc_crystal({4, 4, 4}, 3.615, "Cu", 9);
+  bs::HostSystem big = bd::fcc_crystal({4, 4, 4}, 3.615, "Cu", 9);
   big.masses.assign(big.size(), 63.546);
   const auto max_drift = [&](double dt) {
     bd::VerletParams p = vp;
@@ -832,7 +833,7 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
     CAPTURE(file);
     const bd::Eam eam(file);
     // A perturbed, squeezed 55-atom Cu cluster: the kernel (both loops) against the host reference.
-    bd::HostSystem cluster = bd::perturbed_cluster(55, 3, 11, 0.15, 2.45);
+    bs::HostSystem cluster = bd::perturbed_cluster(55, 3, 11, 0.15, 2.45);
     cluster.species.assign(55, "Cu");
     const bd::EamHostResult want = bd::eam_compute_host(eam.tables(), cluster);
     for (bool half : {true, false}) {
@@ -853,7 +854,7 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
 
     // A periodic, tilted Cu crystal: forces against the energy's gradient, the virial against a
     // stretch, and atoms moved by whole cell vectors changing nothing.
-    bd::HostSystem crystal = bd::fcc_crystal({4, 4, 4}, 3.615, "Cu", 5, 0.1, 2);
+    bs::HostSystem crystal = bd::fcc_crystal({4, 4, 4}, 3.615, "Cu", 5, 0.1, 2);
     bd::tilt_cell(crystal, 1.0, 0.5, -0.7);
     Batch b({crystal});
     bd::compute_forces(eam, b.batch, 0, 1);
@@ -887,10 +888,10 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
   // Species: the batch's species indices map to the file's elements by name.
   if (!alloy.empty()) {
     const bd::Eam cuni(alloy, {"Ni", "Cu"});  // the batch's species 0 is Ni, 1 is Cu
-    bd::HostSystem mixed = bd::perturbed_cluster(13, 1, 3, 0.1, 2.5);
+    bs::HostSystem mixed = bd::perturbed_cluster(13, 1, 3, 0.1, 2.5);
     for (std::size_t i = 0; i < mixed.size(); ++i)
       mixed.species[i] = i % 3 ? "Cu" : "Ni";
-    bd::HostSystem ni_first = mixed;  // species table order: Ni (atom 0), then Cu
+    bs::HostSystem ni_first = mixed;  // species table order: Ni (atom 0), then Cu
     Batch b({ni_first});
     REQUIRE(b.species.names() == std::vector<std::string>{"Ni", "Cu"});
     bd::compute_forces(cuni, b.batch, 0, 1);
@@ -907,9 +908,9 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
   // fails, the other one carries on.
   {
     const bd::Eam cu(funcfl);  // species 0 = Cu only
-    bd::HostSystem pure = bd::perturbed_cluster(13, 1, 3, 0.1, 2.5);
+    bs::HostSystem pure = bd::perturbed_cluster(13, 1, 3, 0.1, 2.5);
     pure.species.assign(13, "Cu");
-    bd::HostSystem stranger = pure;
+    bs::HostSystem stranger = pure;
     stranger.id = 2;
     stranger.species[4] = "Ar";
     Batch b({pure, stranger});
@@ -925,12 +926,12 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
 }
 
 TEST_CASE("broken numbers make a failed system, never a converged one; the others carry on") {
-  const bd::HostSystem good = cluster(13, 1);
-  bd::HostSystem overlap = cluster(13, 2);
+  const bs::HostSystem good = cluster(13, 1);
+  bs::HostSystem overlap = cluster(13, 2);
   for (int d = 0; d < 3; ++d)
     overlap.positions[3 + static_cast<std::size_t>(d)] =
         overlap.positions[static_cast<std::size_t>(d)];
-  bd::HostSystem nan_position = cluster(13, 3);
+  bs::HostSystem nan_position = cluster(13, 3);
   nan_position.positions[7] = NAN;
   bd::VerletParams vp;
   vp.steps = 50;
@@ -940,9 +941,9 @@ TEST_CASE("broken numbers make a failed system, never a converged one; the other
   bd::FireStage fire;
   bd::VerletStage nve({}, vp);
   bd::LangevinStage langevin({}, lp);
-  for (baton::pipeline::Stage* stage :
-       {static_cast<baton::pipeline::Stage*>(&fire), static_cast<baton::pipeline::Stage*>(&nve),
-        static_cast<baton::pipeline::Stage*>(&langevin)}) {
+  for (baton::dynamics::Stage* stage :
+       {static_cast<baton::dynamics::Stage*>(&fire), static_cast<baton::dynamics::Stage*>(&nve),
+        static_cast<baton::dynamics::Stage*>(&langevin)}) {
     CAPTURE(stage->name());
     Batch alone({good});
     run(*stage, alone, 20);

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <baton/comm/group.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <cstddef>
 #include <numeric>
 #include <string>

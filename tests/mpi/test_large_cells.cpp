@@ -4,12 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <Kokkos_Core.hpp>
-#include <baton/dynamics/cell.hpp>
+#include <baton/core/error.hpp>
 #include <baton/dynamics/fire.hpp>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/cell.hpp>
+#include <baton/systems/host_transfer.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -17,6 +17,7 @@
 #include "dynamics_batch.hpp"
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 using baton::test::Batch;
 
 namespace {
@@ -24,8 +25,8 @@ namespace {
 // 108 Lennard-Jones atoms (3 x 3 x 3 fcc cells at the LJ solid's density) centred on the origin,
 // so that about half of their coordinates are negative, in a cubic periodic cell of side L (0: no
 // cell).
-bd::HostSystem chunk(double side) {
-  bd::HostSystem s = bd::fcc_crystal({3, 3, 3}, 1.5874, "Ar", 1);
+bs::HostSystem chunk(double side) {
+  bs::HostSystem s = bd::fcc_crystal({3, 3, 3}, 1.5874, "Ar", 1);
   for (double& x : s.positions)
     x -= 2.3;
   s.cell = {side, 0, 0, 0, side, 0, 0, 0, side};
@@ -35,7 +36,7 @@ bd::HostSystem chunk(double side) {
   return s;
 }
 
-std::string append_error(const bd::HostSystem& s) {
+std::string append_error(const bs::HostSystem& s) {
   try {
     Batch b({s});
   } catch (const baton::Error& e) {
@@ -49,31 +50,31 @@ std::string append_error(const bd::HostSystem& s) {
 TEST_CASE("a periodic cell longer than max_cell_length is rejected, for that reason") {
   for (double side : {1e12, 1e100}) {
     CAPTURE(side);
-    const std::string problem = bd::host_system_problem(chunk(side));
+    const std::string problem = bs::host_system_problem(chunk(side));
     CAPTURE(problem);
     CHECK(problem.find("periodic cell vector a of length") != std::string::npos);
     CHECK(problem.find("longer than 1e+06") != std::string::npos);
     CHECK(append_error(chunk(side)).find("longer than 1e+06") != std::string::npos);
   }
   // Only periodic vectors count: along an axis that is not periodic nothing is wrapped.
-  bd::HostSystem open = chunk(1e12);
+  bs::HostSystem open = chunk(1e12);
   open.pbc = {false, true, true};
   open.cell[4] = open.cell[8] = 10;
-  CHECK(bd::host_system_problem(open).empty());
-  CHECK(bd::host_system_problem(chunk(bd::max_cell_length)).empty());
+  CHECK(bs::host_system_problem(open).empty());
+  CHECK(bs::host_system_problem(chunk(bs::max_cell_length)).empty());
 
   // Widths of a huge cell do not overflow to 0 (a 1e100 cell was "width 0", too small).
   const std::array<double, 9> huge{1e100, 0, 0, 0, 1e100, 0, 0, 0, 1e100};
-  for (double w : bd::cell_widths(huge))
+  for (double w : bs::cell_widths(huge))
     CHECK(w == doctest::Approx(1e100));
-  CHECK(bd::cutoff_problem(huge, 7, 3).empty());
+  CHECK(bs::cutoff_problem(huge, 7, 3).empty());
 }
 
 TEST_CASE("in a cell of max_cell_length, FIRE relaxes a chunk as it does without a cell") {
   bd::LennardJones lj;
   lj.cutoff = 3;
   bd::FireStage fire(lj);
-  Batch cluster({chunk(0)}), cell({chunk(bd::max_cell_length)});
+  Batch cluster({chunk(0)}), cell({chunk(bs::max_cell_length)});
   for (Batch* b : {&cluster, &cell}) {
     fire.enter(b->batch, 0, 1);
     for (int k = 0; k < 100 && !b->all_finished(); ++k)

@@ -7,14 +7,14 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <array>
-#include <baton/dynamics/cell.hpp>
+#include <baton/core/error.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/forces.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/neighbours.hpp>
 #include <baton/dynamics/verlet.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/cell.hpp>
 #include <climits>
 #include <cmath>
 #include <fstream>
@@ -24,6 +24,7 @@
 #include "dynamics_batch.hpp"
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 using baton::test::Batch;
 
 namespace {
@@ -36,8 +37,8 @@ bd::LennardJones lj25() {
   return lj;
 }
 
-bd::HostSystem crystal(int n, double tilt, std::array<bool, 3> pbc, std::int64_t id = 7) {
-  bd::HostSystem s = bd::fcc_crystal({n, n, n}, lj_a, "Ar", id, 0.1, 11);
+bs::HostSystem crystal(int n, double tilt, std::array<bool, 3> pbc, std::int64_t id = 7) {
+  bs::HostSystem s = bd::fcc_crystal({n, n, n}, lj_a, "Ar", id, 0.1, 11);
   if (tilt != 0)
     bd::tilt_cell(s, tilt * n * lj_a, 0.5 * tilt * n * lj_a, -tilt * n * lj_a);
   s.pbc = pbc;
@@ -90,7 +91,7 @@ TEST_CASE("neighbour lists give the forces, energy and virial of all pairs") {
   const bd::LennardJones lj = lj25();
   struct Case {
     const char* name;
-    bd::HostSystem system;
+    bs::HostSystem system;
   };
   // 6^3 cells: widths ~10 >= 3 (rc + skin), lists carry images; 4^3: a too narrow cell for that
   // (minimum images per pair); a slab; a cluster; a triclinic cell.
@@ -128,7 +129,7 @@ TEST_CASE("lists of small cells: every image within reach, or minimum images whe
     for (const double skin : {0.3, 3.0}) {
       CAPTURE(tilt);
       CAPTURE(skin);
-      const bd::HostSystem s = crystal(3, tilt, {true, true, true});
+      const bs::HostSystem s = crystal(3, tilt, {true, true, true});
       Batch listed({s}), all({s});
       bd::NeighbourLists lists(always), none(never_lists());
       forces_with(lj, listed, lists, skin, true);
@@ -146,10 +147,10 @@ TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
     return;
   }
   const bd::Eam eam(path);
-  std::vector<bd::HostSystem> systems;
+  std::vector<bs::HostSystem> systems;
   std::int64_t id = 0;
   for (int n : {6, 3, 5, 3}) {  // 864 atoms with a list, 108 without, 500 with, 108 without
-    bd::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", ++id, 0.05, 3);
+    bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", ++id, 0.05, 3);
     if (n == 5)
       bd::tilt_cell(s, 1.5, -0.7, 0.9);
     s.masses.assign(s.size(), eam.mass("Cu"));
@@ -214,8 +215,8 @@ TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {
 TEST_CASE("one lists object over two batches whose systems look alike") {
   // Same id, slot, rows and cell, different positions: each batch gets its own lists.
   const bd::LennardJones lj = lj25();
-  const bd::HostSystem a = crystal(6, 0, {true, true, true});
-  bd::HostSystem b = a;
+  const bs::HostSystem a = crystal(6, 0, {true, true, true});
+  bs::HostSystem b = a;
   for (std::size_t k = 0; k < b.positions.size(); k += 7)
     b.positions[k] += 0.4;
   Batch first({a}), second({b}), reference({b});

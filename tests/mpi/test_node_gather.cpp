@@ -5,7 +5,7 @@
 #include <baton/collectives/agreement.hpp>
 #include <baton/collectives/collectives.hpp>
 #include <baton/comm/group.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/shm/gather.hpp>
 #include <baton/transport/objects.hpp>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/shm/node_window.hpp>
 #include <cstdint>
 #include <cstring>

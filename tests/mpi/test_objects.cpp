@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/transport/bytes.hpp>
 #include <baton/transport/objects.hpp>
 #include <cstdint>

@@ -6,19 +6,19 @@
 #include <algorithm>
 #include <baton/collectives/agreement.hpp>
 #include <baton/collectives/collectives.hpp>
-#include <baton/dynamics/cell.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/dynamics/clusters.hpp>
 #include <baton/dynamics/fire.hpp>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
-#include <baton/dynamics/xyz.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/pipeline/hooks.hpp>
 #include <baton/pipeline/summary.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/cell.hpp>
+#include <baton/systems/host_transfer.hpp>
+#include <baton/systems/xyz.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -36,10 +36,11 @@
 namespace {
 
 using baton::Communicator;
-using baton::dynamics::BatchCapacity;
-using baton::dynamics::HostSystem;
+using baton::systems::BatchCapacity;
+using baton::systems::HostSystem;
 using namespace baton::pipeline;
 namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
 
 std::vector<HostSystem> input(int count) {
   dyn::ClusterSpec spec;
@@ -239,9 +240,9 @@ TEST_CASE(
       }
       CHECK(inside);
       // The virial came along: that of the final positions.
-      dyn::SystemsBatch one({1, static_cast<int>(out[k].size())}, 1);
-      dyn::SpeciesTable species;
-      dyn::append_systems(one, {out[k]}, species);
+      sys::SystemsBatch one({1, static_cast<int>(out[k].size())}, 1);
+      sys::SpeciesTable species;
+      sys::append_systems(one, {out[k]}, species);
       dyn::compute_forces(lj, one, 0, 1);
       const auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one.virial);
       for (int c = 0; c < 6; ++c)
@@ -412,20 +413,20 @@ TEST_CASE("a full next stage with error_when_full stops every rank with an error
 namespace {
 
 // A stage that fails when the `after`-th system arrives (system 5 by default).
-class Exploding : public baton::pipeline::Stage {
+class Exploding : public baton::dynamics::Stage {
  public:
   explicit Exploding(int after = -1) : after_(after) {}
   std::string name() const override { return "exploding"; }
-  void enter(dyn::SystemsBatch& batch, int first, int n) override {
+  void enter(sys::SystemsBatch& batch, int first, int n) override {
     auto ids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.id);
     for (int s = first; s < first + n; ++s)
       if ((after_ < 0 && ids(s) == 5) || ++seen_ == after_)
         throw baton::Error("system " + std::to_string(ids(s)) + " exploded");
   }
-  void advance(dyn::SystemsBatch& batch, int) override {
+  void advance(sys::SystemsBatch& batch, int) override {
     auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.status);
     for (int s = 0; s < batch.num_systems(); ++s)
-      status(s) = static_cast<int>(dyn::SystemStatus::Finished);
+      status(s) = static_cast<int>(sys::SystemStatus::Finished);
     Kokkos::deep_copy(batch.status, status);
   }
   double cost_estimate() const override { return 1.0; }
@@ -446,7 +447,6 @@ int run_exploding(const Communicator& world, Settings s, int after, std::vector<
     s.ranks_per_stage = std::move(ranks);
   s.steps_per_call = 5;
   Driver driver(world, p, s);
-  driver.track_progress(true);
   driver.setup(world.rank() == 0 ? input(10) : std::vector<HostSystem>{});
   std::string message;
   try {
@@ -492,7 +492,7 @@ TEST_CASE("input streamed from a file larger than the batches, results streamed 
   const std::string path = "baton_test_pipeline_stream.xyz";
   const std::string out = "baton_test_pipeline_stream.out.xyz";
   if (world.rank() == 0) {
-    dyn::write_xyz_file(path, in);
+    sys::write_xyz_file(path, in);
     std::remove(out.c_str());
   }
   baton::barrier(world);
@@ -516,7 +516,7 @@ TEST_CASE("input streamed from a file larger than the batches, results streamed 
     }
     if (world.rank() == 0) {
       // Read back id by id: the same systems, bit for bit, as a run held in memory.
-      std::vector<HostSystem> back = dyn::read_xyz_file(out);
+      std::vector<HostSystem> back = sys::read_xyz_file(out);
       std::sort(back.begin(), back.end(),
                 [](const HostSystem& a, const HostSystem& b) { return a.id < b.id; });
       const std::vector<HostSystem> reference =
@@ -535,7 +535,7 @@ TEST_CASE("bad input met mid-stream stops every rank with the file and line") {
   const std::string path = "baton_test_pipeline_bad_stream.xyz";
   if (world.rank() == 0) {
     std::vector<HostSystem> in = input(12);
-    dyn::write_xyz_file(path, in);
+    sys::write_xyz_file(path, in);
     std::ofstream(path, std::ios::app) << "2\nProperties=species:S:1:pos:R:3\nAr 0 0 0\nAr 1 x 0\n";
   }
   baton::barrier(world);
@@ -567,7 +567,7 @@ TEST_CASE("a failure while one rank sets up (an allocation) stops every rank, no
       make_stage<dyn::VerletStage>({4, 80}, dyn::LennardJones{}, dyn::VerletParams{});
   int calls = 0;
   const int rank = world.rank();
-  failing.make = [rank, last, calls]() mutable -> std::unique_ptr<Stage> {
+  failing.make = [rank, last, calls]() mutable -> std::unique_ptr<dyn::Stage> {
     // Rank 0 also makes stages to ask their cost estimates: on one rank, fail the second call.
     if (rank == last && (rank != 0 || ++calls > 1))
       throw std::bad_alloc();
@@ -651,7 +651,7 @@ TEST_CASE("hooks see every system that finishes each stage, and running systems 
     const std::vector<HostSystem> frames = [&] {
       std::ifstream in(path);
       std::vector<HostSystem> f;
-      baton::dynamics::XyzReader reader(in, path);  // ids repeat across snapshots
+      baton::systems::XyzReader reader(in, path);  // ids repeat across snapshots
       while (auto frame = reader.next())
         f.push_back(*frame);
       return f;
@@ -710,7 +710,7 @@ class CostlyNve : public dyn::VerletStage<dyn::LennardJones> {
     p.steps = 40;
     return p;
   }
-  void advance(dyn::SystemsBatch& batch, int max_steps) override {
+  void advance(sys::SystemsBatch& batch, int max_steps) override {
     const auto start = std::chrono::steady_clock::now();
     dyn::VerletStage<dyn::LennardJones>::advance(batch, max_steps);
     const auto took = std::chrono::steady_clock::now() - start;
@@ -838,7 +838,7 @@ TEST_CASE("one device-to-host read of bookkeeping per step: the snapshot, at any
   Driver driver(world, three_stages(), s);
   driver.setup(world.rank() == 0 ? input(14) : std::vector<HostSystem>{});
   driver.run();
-  const dyn::HostSyncs syncs = driver.host_syncs();
+  const sys::HostSyncs syncs = driver.host_syncs();
   CAPTURE(driver.steps_taken());
   CAPTURE(syncs.bookkeeping);
   CAPTURE(syncs.payload);
@@ -903,21 +903,21 @@ TEST_CASE("systems with neighbour lists: still one read per step, the same resul
       HostSystem sys = start;
       sys.stage_steps.assign(2, 0);
       for (int stage = 0; stage < 2; ++stage) {
-        const std::unique_ptr<Stage> st =
+        const std::unique_ptr<dyn::Stage> st =
             pipeline().stages()[static_cast<std::size_t>(stage)].make();
-        dyn::SystemsBatch batch({1, 108}, 2);
-        dyn::SpeciesTable species;
-        dyn::append_systems(batch, {sys}, species);
+        sys::SystemsBatch batch({1, 108}, 2);
+        sys::SpeciesTable species;
+        sys::append_systems(batch, {sys}, species);
         st->enter(batch, 0, 1);
-        while (batch.status_on_host()[0] == static_cast<int>(dyn::SystemStatus::Active))
+        while (batch.status_on_host()[0] == static_cast<int>(sys::SystemStatus::Active))
           st->advance(batch, 10);
         const std::vector<std::int64_t> steps = sys.stage_steps;
-        sys = dyn::copy_systems_to_host(batch, {0}, species)[0];
+        sys = sys::copy_systems_to_host(batch, {0}, species)[0];
         sys.stage_steps = steps;
         sys.stage_steps[static_cast<std::size_t>(stage)] =
             Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps)(0);
       }
-      dyn::wrap_positions(sys);
+      sys::wrap_positions(sys);
       reference.push_back(sys);
     }
   }
@@ -979,7 +979,7 @@ TEST_CASE("hooks and snapshots name species right on every rank, also labels met
   const std::string path = "baton_test_pipeline_species.xyz";
   const std::string prefix = "baton_test_pipeline_species_snap";
   if (world.rank() == 0)
-    dyn::write_xyz_file(path, in);
+    sys::write_xyz_file(path, in);
   for (const std::string& stage : three_stages().names())  // left by an earlier run
     std::remove((prefix + "." + stage + ".rank" + std::to_string(world.rank()) + ".xyz").c_str());
   baton::barrier(world);
@@ -1013,7 +1013,7 @@ TEST_CASE("hooks and snapshots name species right on every rank, also labels met
       probe.close();
       {
         std::ifstream text(file);
-        dyn::XyzReader reader(text, file);  // ids repeat across snapshots
+        sys::XyzReader reader(text, file);  // ids repeat across snapshots
         while (auto frame = reader.next()) {
           CAPTURE(frame->id);
           const auto want = std::find_if(in.begin(), in.end(),

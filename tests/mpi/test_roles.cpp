@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <baton/collectives/collectives.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <baton/roles/context.hpp>
-#include <baton/runtime/error.hpp>
 #include <baton/timing/timers.hpp>
 
 #include "mpi_doctest.hpp"

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <Kokkos_Core.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/runtime/runtime.hpp>
 
 #include "mpi_doctest.hpp"

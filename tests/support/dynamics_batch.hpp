@@ -5,31 +5,32 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <baton/dynamics/host_transfer.hpp>
 #include <baton/dynamics/stage.hpp>
-#include <baton/dynamics/systems_batch.hpp>
+#include <baton/systems/host_transfer.hpp>
+#include <baton/systems/systems_batch.hpp>
 #include <cstdint>
 #include <vector>
 
 namespace baton::test {
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 
 struct Batch {
-  bd::SystemsBatch batch;
-  bd::SpeciesTable species;
-  explicit Batch(const std::vector<bd::HostSystem>& systems) {
+  bs::SystemsBatch batch;
+  bs::SpeciesTable species;
+  explicit Batch(const std::vector<bs::HostSystem>& systems) {
     int atoms = 0;
     for (const auto& s : systems)
       atoms += static_cast<int>(s.size());
-    batch = bd::SystemsBatch({static_cast<int>(systems.size()), atoms}, 1);
-    bd::append_systems(batch, systems, species);
+    batch = bs::SystemsBatch({static_cast<int>(systems.size()), atoms}, 1);
+    bs::append_systems(batch, systems, species);
   }
-  std::vector<bd::HostSystem> systems() const {
+  std::vector<bs::HostSystem> systems() const {
     std::vector<int> slots(static_cast<std::size_t>(batch.num_systems()));
     for (std::size_t i = 0; i < slots.size(); ++i)
       slots[i] = static_cast<int>(i);
-    return bd::copy_systems_to_host(batch, slots, species);
+    return bs::copy_systems_to_host(batch, slots, species);
   }
   std::vector<std::int64_t> steps() const {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.steps);
@@ -42,7 +43,7 @@ struct Batch {
   bool all_finished() const {
     const auto st = batch.status_on_host();
     return std::all_of(st.begin(), st.end(),
-                       [](int s) { return s == static_cast<int>(bd::SystemStatus::Finished); });
+                       [](int s) { return s == static_cast<int>(bs::SystemStatus::Finished); });
   }
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // The text of the baton::Error a piece of work throws, for tests that check error messages.
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <string>
 
 namespace baton::test {

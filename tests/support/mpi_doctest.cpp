@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include <baton/runtime/error.hpp>
+#include <baton/core/check_mpi.hpp>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>

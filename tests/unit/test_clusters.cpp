@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <baton/core/error.hpp>
 #include <baton/dynamics/clusters.hpp>
-#include <baton/runtime/error.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +10,8 @@
 #include <vector>
 
 using namespace baton::dynamics;
+
+using namespace baton::systems;
 
 namespace {
 

@@ -3,9 +3,9 @@
 // tests/eam/compare_lammps.py.
 #include <doctest/doctest.h>
 
+#include <baton/core/error.hpp>
 #include <baton/dynamics/eam_tables.hpp>
-#include <baton/dynamics/host_system.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/host_system.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +24,7 @@
 #endif
 
 namespace bd = baton::dynamics;
+namespace bs = baton::systems;
 
 namespace {
 
@@ -423,7 +424,7 @@ TEST_CASE("Cu_mishin1.eam.alloy (setfl) from LAMMPS' potentials") {
   check_forces_are_gradient(t, x, el);
 
   // The HostSystem form maps species to elements.
-  bd::HostSystem system;
+  bs::HostSystem system;
   system.positions = x;
   system.species.assign(el.size(), "Cu");
   CHECK(bd::eam_compute_host(t, system).energy == r.energy);

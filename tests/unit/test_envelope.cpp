@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/transport/envelope.hpp>
 #include <cstring>
 #include <vector>

@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <baton/core/error.hpp>
 #include <baton/roles/layout.hpp>
-#include <baton/runtime/error.hpp>
 #include <cstddef>
 #include <map>
 #include <string>

@@ -1,13 +1,14 @@
 // Pure pipeline logic: which ranks run which stages, and the wire header checks.
 #include <doctest/doctest.h>
 
+#include <baton/core/error.hpp>
 #include <baton/pipeline/plan.hpp>
-#include <baton/pipeline/wire.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/codec.hpp>
 #include <numeric>
 #include <vector>
 
 using namespace baton::pipeline;
+using namespace baton::systems;
 
 namespace {
 
@@ -75,50 +76,50 @@ TEST_CASE("an explicit ranks-per-stage list is checked against the world") {
 
 TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
   // 2 systems, 5 atoms, 3 stages.
-  const std::int64_t h[6] = {wire_magic, wire_version, 2, 5, 3, wire_end_of_stream};
-  const std::size_t ni = wire_int_count(2, 5, 3);
-  const std::size_t nr = wire_real_count(2, 5);
+  const std::int64_t h[6] = {packed_magic, packed_version, 2, 5, 3, packed_end_of_stream};
+  const std::size_t ni = packed_int_count(2, 5, 3);
+  const std::size_t nr = packed_real_count(2, 5);
   CHECK(ni == 6 + 2 * 5 + 5 + 2 + 2);  // header, id, count, 3 stage counters, species, pbc, failed
   CHECK(nr == 4 + 35 + 18 + 12);       // energy and fmax, 7 per atom, a 3x3 cell and a virial each
-  const WireHeader w = decode_wire_header(h, ni, nr);
+  const PackedHeader w = decode_packed_header(h, ni, nr);
   CHECK(w.systems == 2);
   CHECK(w.end_of_stream());
   CHECK_FALSE(w.abort());
-  CHECK_THROWS_WITH_AS(decode_wire_header(h, ni - 1, nr), doctest::Contains("the message has 24"),
+  CHECK_THROWS_WITH_AS(decode_packed_header(h, ni - 1, nr), doctest::Contains("the message has 24"),
                        baton::Error);
-  CHECK_THROWS_WITH_AS(decode_wire_header(h, 3, 0), doctest::Contains("fewer than the 6-value"),
+  CHECK_THROWS_WITH_AS(decode_packed_header(h, 3, 0), doctest::Contains("fewer than the 6-value"),
                        baton::Error);
-  std::int64_t bad[6] = {wire_magic, wire_version, 3, 2, 0, 0};  // more systems than atoms
-  CHECK_THROWS_WITH_AS(decode_wire_header(bad, 100, 100), doctest::Contains("impossible counts"),
+  std::int64_t bad[6] = {packed_magic, packed_version, 3, 2, 0, 0};  // more systems than atoms
+  CHECK_THROWS_WITH_AS(decode_packed_header(bad, 100, 100), doctest::Contains("impossible counts"),
                        baton::Error);
   bad[0] = 7;
-  CHECK_THROWS_WITH_AS(decode_wire_header(bad, 100, 100), doctest::Contains("bad magic"),
+  CHECK_THROWS_WITH_AS(decode_packed_header(bad, 100, 100), doctest::Contains("bad magic"),
                        baton::Error);
-  const std::int64_t flags[6] = {wire_magic, wire_version, 0, 0, 1, 8};
-  CHECK_THROWS_WITH_AS(decode_wire_header(flags, 6, 0), doctest::Contains("unknown flags"),
+  const std::int64_t flags[6] = {packed_magic, packed_version, 0, 0, 1, 8};
+  CHECK_THROWS_WITH_AS(decode_packed_header(flags, 6, 0), doctest::Contains("unknown flags"),
                        baton::Error);
-  const std::int64_t empty[6] = {wire_magic, wire_version, 0, 0, 1, 0};
-  CHECK(decode_wire_header(empty, 6, 0).systems == 0);
-  const std::int64_t species[6] = {wire_magic, wire_version, 0, 0, 1, wire_species};
-  CHECK(decode_wire_header(species, 6, 0).new_species());
-  CHECK_FALSE(decode_wire_header(empty, 6, 0).new_species());
+  const std::int64_t empty[6] = {packed_magic, packed_version, 0, 0, 1, 0};
+  CHECK(decode_packed_header(empty, 6, 0).systems == 0);
+  const std::int64_t species[6] = {packed_magic, packed_version, 0, 0, 1, packed_species};
+  CHECK(decode_packed_header(species, 6, 0).new_species());
+  CHECK_FALSE(decode_packed_header(empty, 6, 0).new_species());
 }
 
 TEST_CASE("a message's index: a system that failed before arrives Finished, the others Active") {
-  baton::dynamics::HostSystem ok;
+  baton::systems::HostSystem ok;
   ok.id = 1;
   ok.species = {"Ar", "Ar"};
   ok.positions = {0, 0, 0, 1, 0, 0};
-  baton::dynamics::HostSystem failed = ok;
+  baton::systems::HostSystem failed = ok;
   failed.id = 2;
   failed.failed = true;
   failed.failure = "non-finite forces";
-  baton::dynamics::SpeciesTable table;
-  const HostWire w = encode_host_systems({ok, failed}, table, 2);
-  const WireIndex index = index_of(w);
+  baton::systems::SpeciesTable table;
+  const HostPacked w = encode_host_systems({ok, failed}, table, 2);
+  const PackedIndex index = index_of(w);
   REQUIRE(index.systems.size() == 2);
-  CHECK(index.systems[0].status == static_cast<int>(baton::dynamics::SystemStatus::Active));
-  CHECK(index.systems[1].status == static_cast<int>(baton::dynamics::SystemStatus::Finished));
+  CHECK(index.systems[0].status == static_cast<int>(baton::systems::SystemStatus::Active));
+  CHECK(index.systems[1].status == static_cast<int>(baton::systems::SystemStatus::Finished));
 }
 
 // GCC 12 in C++20 with Kokkos 4.6.99+ constant-initialises a default-constructed View whose
@@ -126,19 +127,19 @@ TEST_CASE("a message's index: a system that failed before arrives Finished, the 
 // copy, assignment or destructor then dereferences a null allocation record. Baton's own types
 // with View members have user-provided constructors so that `T t;` is always safe (no Kokkos
 // allocation happens here, so this needs neither Kokkos::initialize nor MPI).
-TEST_CASE("default-constructed WireBatch and SystemsBatch copy, assign and destroy") {
-  WireBatch w;
+TEST_CASE("default-constructed PackedSystems and SystemsBatch copy, assign and destroy") {
+  PackedSystems w;
   CHECK(w.ints.data() == nullptr);
   CHECK(w.reals.extent(0) == 0);
-  WireBatch copy = w;
+  PackedSystems copy = w;
   w = copy;
-  w = WireBatch();
-  baton::dynamics::SystemsBatch b;
+  w = PackedSystems();
+  baton::systems::SystemsBatch b;
   CHECK(b.empty());
   CHECK(b.positions.data() == nullptr);
-  baton::dynamics::SystemsBatch other = b;
+  baton::systems::SystemsBatch other = b;
   b = other;
-  b = baton::dynamics::SystemsBatch();
+  b = baton::systems::SystemsBatch();
   CHECK(b.num_systems() == 0);
 }
 

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <baton/shm/queue_ring.hpp>
+#include <baton/shm/detail/queue_ring.hpp>
 #include <chrono>
 #include <cstdint>
 #include <random>

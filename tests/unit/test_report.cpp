@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/timing/report.hpp>
 #include <cstddef>
 #include <cstdio>

@@ -4,10 +4,10 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include <baton/dynamics/xyz.hpp>
+#include <baton/core/atomic_file.hpp>
+#include <baton/core/error.hpp>
 #include <baton/pipeline/sink.hpp>
-#include <baton/runtime/atomic_file.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/xyz.hpp>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -15,15 +15,15 @@
 #include <string>
 #include <vector>
 
-namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
 namespace pl = baton::pipeline;
 
 namespace {
 
-std::vector<dyn::HostSystem> systems(int n, int first_id = 0) {
-  std::vector<dyn::HostSystem> out;
+std::vector<sys::HostSystem> systems(int n, int first_id = 0) {
+  std::vector<sys::HostSystem> out;
   for (int i = 0; i < n; ++i) {
-    dyn::HostSystem s;
+    sys::HostSystem s;
     s.id = first_id + i;
     s.species = {"Ar", "Ar"};
     s.positions = {0, 0, 0, 1.1 + 0.01 * i, 0, 0};
@@ -98,7 +98,7 @@ TEST_CASE("the first frame carries the run description, and the file still reads
   CHECK(found.ids == std::vector<std::int64_t>{0, 1, 2, 3, 4});
   const std::string text = read_all(path);
   CHECK(text.find("baton_run=") == text.rfind("baton_run="));  // the first frame only
-  CHECK(dyn::read_xyz_file(path).size() == 5);
+  CHECK(sys::read_xyz_file(path).size() == 5);
   std::remove(path.c_str());
 }
 
@@ -129,13 +129,13 @@ TEST_CASE("resume goes on only from this run's FILE.part") {
   }
   SUBCASE("results without a description are refused") {
     std::remove(part.c_str());
-    dyn::write_xyz_file(part, systems(3));
+    sys::write_xyz_file(part, systems(3));
     const std::string e = error_of([&] { pl::XyzFileSink(path, {"fire"}, true, run_a); });
     CHECK(e.find("no baton_run description") != std::string::npos);
   }
   SUBCASE("a complete FILE is never taken as results to go on from") {
     std::remove(part.c_str());
-    dyn::write_xyz_file(path, systems(5));
+    sys::write_xyz_file(path, systems(5));
     pl::XyzFileSink sink(path, {"fire"}, true, run_a);
     CHECK_FALSE(sink.resumed_from_part());
     CHECK(sink.done_ids().empty());
@@ -167,10 +167,10 @@ TEST_CASE("a full disk is named as such") {
   if (::access("/dev/full", W_OK) != 0)
     return;
   std::ofstream full("/dev/full", std::ios::binary);
-  std::vector<dyn::HostSystem> big = systems(1);
+  std::vector<sys::HostSystem> big = systems(1);
   big[0].species.assign(2000, "Ar");
   big[0].positions.assign(6000, 1.5);
-  const std::string e = error_of([&] { dyn::write_xyz(full, big); });
+  const std::string e = error_of([&] { sys::write_xyz(full, big); });
   CHECK(e.find("No space left on device") != std::string::npos);
 
   const std::string path = "baton_test_results_full";

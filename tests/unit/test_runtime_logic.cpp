@@ -2,9 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <baton/comm/communicator.hpp>
-#include <baton/runtime/device.hpp>
-#include <baton/runtime/error.hpp>
-#include <baton/runtime/gpu_aware.hpp>
+#include <baton/core/device.hpp>
+#include <baton/core/error.hpp>
+#include <baton/core/gpu_aware.hpp>
 #include <baton/runtime/runtime.hpp>
 #include <string>
 

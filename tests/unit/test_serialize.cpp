@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
 #include <baton/transport/serialize.hpp>
 
 #include <cmath>

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <array>
-#include <baton/dynamics/xyz.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/core/error.hpp>
+#include <baton/systems/xyz.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,19 +13,19 @@
 #include <string>
 #include <vector>
 
-using baton::dynamics::HostSystem;
+using baton::systems::HostSystem;
 
 namespace {
 
 std::vector<HostSystem> read_text(const std::string& text, const std::string& name = "test.xyz") {
   std::istringstream in(text);
-  return baton::dynamics::read_xyz(in, name);
+  return baton::systems::read_xyz(in, name);
 }
 
 std::string write_text(const std::vector<HostSystem>& systems,
                        const std::vector<std::string>& stages = {}) {
   std::ostringstream out;
-  baton::dynamics::write_xyz(out, systems, stages);
+  baton::systems::write_xyz(out, systems, stages);
   return out.str();
 }
 
@@ -130,7 +130,7 @@ TEST_CASE("a written frame looks as documented") {
 }
 
 TEST_CASE("step keys are unique whatever the stage names") {
-  using baton::dynamics::xyz_step_keys;
+  using baton::systems::xyz_step_keys;
   CHECK(xyz_step_keys({"a", "a", "a_2", ""}, 4) ==
         std::vector<std::string>{"steps_a", "steps_a_2", "steps_a_2_2", "steps_stage3"});
   CHECK(xyz_step_keys({"lj fire", "Fire", "fire"}, 3) ==
@@ -140,20 +140,20 @@ TEST_CASE("step keys are unique whatever the stage names") {
 
 TEST_CASE("files round-trip and name the path on failure") {
   const std::string path = "baton_test_xyz_roundtrip.xyz";
-  baton::dynamics::write_xyz_file(path, {awkward_system()});
-  const auto back = baton::dynamics::read_xyz_file(path);
+  baton::systems::write_xyz_file(path, {awkward_system()});
+  const auto back = baton::systems::read_xyz_file(path);
   std::remove(path.c_str());
   REQUIRE(back.size() == 1);
   CHECK(same_bits(back[0].positions, awkward_system().positions));
   CHECK_THROWS_WITH_AS(
-      baton::dynamics::read_xyz_file("no/such/dir/in.xyz"),
-      "baton::dynamics::read_xyz_file: cannot open 'no/such/dir/in.xyz' for reading", baton::Error);
+      baton::systems::read_xyz_file("no/such/dir/in.xyz"),
+      "baton::systems::read_xyz_file: cannot open 'no/such/dir/in.xyz' for reading", baton::Error);
   try {
-    baton::dynamics::write_xyz_file("no/such/dir/out.xyz", {});
+    baton::systems::write_xyz_file("no/such/dir/out.xyz", {});
     FAIL("write_xyz_file into a missing directory did not throw");
   } catch (const baton::Error& e) {
     const std::string what = e.what();
-    CHECK(what.rfind("baton::dynamics::write_xyz_file: cannot open 'no/such/dir/out.xyz.tmp.", 0) ==
+    CHECK(what.rfind("baton::systems::write_xyz_file: cannot open 'no/such/dir/out.xyz.tmp.", 0) ==
           0);
     CHECK(what.find("No such file or directory") != std::string::npos);
   }
@@ -165,8 +165,8 @@ TEST_CASE("file errors name the function and the path") {
     std::ofstream out(path, std::ios::binary);
     out << "1\n\nAr 0 x 0\n";
   }
-  CHECK_THROWS_WITH_AS(baton::dynamics::read_xyz_file(path),
-                       ("baton::dynamics::read_xyz_file: " + path +
+  CHECK_THROWS_WITH_AS(baton::systems::read_xyz_file(path),
+                       ("baton::systems::read_xyz_file: " + path +
                         ":3: expected 3 numbers for pos, got 'x' in column 3")
                            .c_str(),
                        baton::Error);
@@ -175,8 +175,8 @@ TEST_CASE("file errors name the function and the path") {
   s.species = {"Ar", "Ar"};
   s.positions = {0, 0, 0};
   CHECK_THROWS_WITH_AS(
-      baton::dynamics::write_xyz_file(path, {s}),
-      ("baton::dynamics::write_xyz_file: " + path + ": system 9 has 3 position values for 2 atoms")
+      baton::systems::write_xyz_file(path, {s}),
+      ("baton::systems::write_xyz_file: " + path + ": system 9 has 3 position values for 2 atoms")
           .c_str(),
       baton::Error);
   std::remove(path.c_str());
@@ -418,7 +418,7 @@ TEST_CASE("every malformed input names its line") {
     const std::string& text = one.first;  // CAPTURE makes a lambda: no structured binding
     CAPTURE(text);
     const std::string message = error_of(text);
-    CHECK_MESSAGE(starts_with(message, "baton::dynamics::read_xyz: " + one.second), message);
+    CHECK_MESSAGE(starts_with(message, "baton::systems::read_xyz: " + one.second), message);
   }
 }
 
@@ -428,23 +428,23 @@ TEST_CASE("the writer rejects inconsistent systems") {
   s.species = {"Ar", "Ar"};
   s.positions = {0, 0, 0};
   CHECK_THROWS_WITH_AS(write_text({s}),
-                       "baton::dynamics::write_xyz: system 9 has 3 position values for 2 atoms",
+                       "baton::systems::write_xyz: system 9 has 3 position values for 2 atoms",
                        baton::Error);
   s.positions = {0, 0, 0, 1, 1, 1};
   s.velocities = {0};
   CHECK_THROWS_WITH_AS(write_text({s}),
-                       "baton::dynamics::write_xyz: system 9 has 1 velocity values for 2 atoms",
+                       "baton::systems::write_xyz: system 9 has 1 velocity values for 2 atoms",
                        baton::Error);
   s.velocities.clear();
   s.masses = {1, -1};
   CHECK_THROWS_WITH_AS(write_text({s}),
-                       "baton::dynamics::write_xyz: system 9 has a mass that is not positive and "
+                       "baton::systems::write_xyz: system 9 has a mass that is not positive and "
                        "finite",
                        baton::Error);
   s.masses.clear();
   s.species[1] = "A r";
   CHECK_THROWS_WITH_AS(write_text({s}),
-                       "baton::dynamics::write_xyz: system 9 has a species label that is empty or "
+                       "baton::systems::write_xyz: system 9 has a species label that is empty or "
                        "contains spaces",
                        baton::Error);
   s.species[1] = "";
@@ -452,11 +452,11 @@ TEST_CASE("the writer rejects inconsistent systems") {
   s.species[1] = "Ar";
   s.pbc = {false, false, true};
   CHECK_THROWS_WITH_AS(write_text({s}),
-                       "baton::dynamics::write_xyz: system 9 has a periodic axis but no cell",
+                       "baton::systems::write_xyz: system 9 has a periodic axis but no cell",
                        baton::Error);
   s.cell = {1, 0, 0, 0, 1, 0, 2, 0, 0};
   CHECK_THROWS_WITH_AS(write_text({s}),
-                       "baton::dynamics::write_xyz: system 9 has a cell whose volume is zero or "
+                       "baton::systems::write_xyz: system 9 has a cell whose volume is zero or "
                        "not finite",
                        baton::Error);
   s.cell = {1, 0, 0, 0, 1, 0, 0, 0, std::numeric_limits<double>::quiet_NaN()};

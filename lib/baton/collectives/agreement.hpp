@@ -6,7 +6,7 @@
 #include <string>
 
 #include "baton/comm/communicator.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <set>
 
-#include "baton/runtime/error.hpp"
-#include "baton/transport/datatype.hpp"
+#include "baton/core/check_mpi.hpp"
+#include "baton/transport/detail/datatype.hpp"
 
 namespace baton {
 

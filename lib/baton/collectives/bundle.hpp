@@ -18,8 +18,8 @@
 #include "baton/comm/communicator.hpp"
 #include "baton/transport/byte_buffer.hpp"
 #include "baton/transport/bytes.hpp"
+#include "baton/transport/detail/view_wire.hpp"
 #include "baton/transport/envelope.hpp"
-#include "baton/transport/view_wire.hpp"
 
 namespace baton {
 

@@ -1,4 +1,5 @@
 #include "baton/collectives/collectives.hpp"
+#include "baton/core/check_mpi.hpp"
 
 #include <cstdint>
 #include <string>

@@ -47,9 +47,9 @@
 
 #include "baton/collectives/mpi_type.hpp"
 #include "baton/comm/communicator.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 #include "baton/transport/bytes.hpp"
-#include "baton/transport/view_wire.hpp"
+#include "baton/transport/detail/view_wire.hpp"
 
 namespace baton {
 

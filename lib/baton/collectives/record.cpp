@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 
@@ -58,8 +58,8 @@ Record decode_record(const std::byte* data, std::size_t size) {
   for (int i = 0; i < 8; ++i)
     length |= std::uint64_t(std::to_integer<std::uint8_t>(data[8 + i])) << (8 * i);
   if (length > size - header_size) {
-    fail("a config of " + std::to_string(length) + " bytes cannot fit in " +
-         std::to_string(size) + " bytes");
+    fail("a config of " + std::to_string(length) + " bytes cannot fit in " + std::to_string(size) +
+         " bytes");
   }
   Record record;
   record.config.assign(reinterpret_cast<const char*>(data + header_size),

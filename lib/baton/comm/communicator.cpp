@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 
 namespace baton {
 

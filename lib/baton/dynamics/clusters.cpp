@@ -1,5 +1,5 @@
+#include <baton/core/error.hpp>
 #include <baton/dynamics/clusters.hpp>
-#include <baton/runtime/error.hpp>
 
 #include <algorithm>
 #include <array>
@@ -134,10 +134,10 @@ std::vector<double> mackay_icosahedron(int n_atoms, double nn_distance) {
   return xyz;
 }
 
-HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed, double amplitude,
-                             double nn_distance) {
+systems::HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed,
+                                      double amplitude, double nn_distance) {
   check_amplitude(amplitude, "baton::dynamics::perturbed_cluster: amplitude");
-  HostSystem system;
+  systems::HostSystem system;
   system.id = id;
   system.positions = mackay_icosahedron(n_atoms, nn_distance);
   system.species.assign(static_cast<std::size_t>(n_atoms), "Ar");
@@ -160,14 +160,14 @@ void check_cluster_spec(const ClusterSpec& spec) {
   check_positive(spec.nn_distance, "baton::dynamics::ClusterSpec: nn_distance");
 }
 
-HostSystem generated_cluster(const ClusterSpec& spec, std::int64_t i) {
+systems::HostSystem generated_cluster(const ClusterSpec& spec, std::int64_t i) {
   const std::uint64_t pick = hash(spec.seed, static_cast<std::uint64_t>(i), 0) % spec.sizes.size();
   return perturbed_cluster(spec.sizes[pick], i, spec.seed, spec.amplitude, spec.nn_distance);
 }
 
-std::vector<HostSystem> generate_clusters(const ClusterSpec& spec) {
+std::vector<systems::HostSystem> generate_clusters(const ClusterSpec& spec) {
   check_cluster_spec(spec);
-  std::vector<HostSystem> systems;
+  std::vector<systems::HostSystem> systems;
   systems.reserve(static_cast<std::size_t>(spec.count));
   for (int i = 0; i < spec.count; ++i)
     systems.push_back(generated_cluster(spec, i));

@@ -4,7 +4,7 @@
 /// The random numbers come from a counter-based hash of (seed, system id, coordinate), so every
 /// system is the same whatever the order or number of systems generated, and on every platform.
 
-#include <baton/dynamics/host_system.hpp>
+#include <baton/systems/host_system.hpp>
 
 #include <cstdint>
 #include <vector>
@@ -34,18 +34,18 @@ struct ClusterSpec {
 /// One Mackay cluster of `n_atoms` "Ar" atoms with id `id`, each coordinate moved by a value drawn
 /// uniformly from [-amplitude, amplitude) by hashing (seed, id, coordinate index).
 /// Throws baton::Error for bad arguments (amplitude must be >= 0 and finite).
-HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed, double amplitude,
-                             double nn_distance);
+systems::HostSystem perturbed_cluster(int n_atoms, std::int64_t id, std::uint64_t seed,
+                                      double amplitude, double nn_distance);
 
 /// Throws baton::Error naming the bad field when the spec is invalid.
 void check_cluster_spec(const ClusterSpec& spec);
 
 /// System i of generate_clusters(spec) alone (for generating a long input one system at a time);
 /// the spec must be valid (check_cluster_spec).
-HostSystem generated_cluster(const ClusterSpec& spec, std::int64_t i);
+systems::HostSystem generated_cluster(const ClusterSpec& spec, std::int64_t i);
 
 /// `spec.count` perturbed clusters; system i has id i and a size drawn from spec.sizes by hashing
 /// (seed, i). Throws baton::Error naming the bad field when the spec is invalid.
-std::vector<HostSystem> generate_clusters(const ClusterSpec& spec);
+std::vector<systems::HostSystem> generate_clusters(const ClusterSpec& spec);
 
 }  // namespace baton::dynamics

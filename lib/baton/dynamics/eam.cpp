@@ -3,16 +3,16 @@
 #include <string>
 #include <utility>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton::dynamics {
 
 namespace {
 
 template <class T>
-Kokkos::View<const T*, SystemsBatch::memory_space> to_device(const std::vector<T>& host,
-                                                             const std::string& label) {
-  Kokkos::View<T*, SystemsBatch::memory_space> d(
+Kokkos::View<const T*, systems::SystemsBatch::memory_space> to_device(const std::vector<T>& host,
+                                                                      const std::string& label) {
+  Kokkos::View<T*, systems::SystemsBatch::memory_space> d(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::eam::" + label), host.size());
   Kokkos::deep_copy(
       d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(

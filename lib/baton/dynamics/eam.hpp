@@ -9,19 +9,20 @@
 #include <string>
 #include <vector>
 
-#include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/eam_tables.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
-#include "baton/dynamics/systems_batch.hpp"
 #include "baton/dynamics/team.hpp"
+#include "baton/systems/cell.hpp"
+#include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics {
 
 /// An EAM potential. Construction reads the file (once: copies share the tables and their device
 /// copies). `species` names the batch's species indices in order (species index i is the element
-/// species[i]; empty: the file's elements in the file's order, which is what a SpeciesTable seeded
-/// with elements() gives). Throws baton::Error for a bad file or a species the file does not have.
+/// species[i]; empty: the file's elements in the file's order, which is what a
+/// systems::SpeciesTable seeded with elements() gives). Throws baton::Error for a bad file or a
+/// species the file does not have.
 class Eam {
  public:
   explicit Eam(const std::string& path, std::vector<std::string> species = {});
@@ -34,9 +35,10 @@ class Eam {
 
   /// What the kernels use: the spline tables in device memory and the species-to-element map.
   struct Kernel {
-    using Table = Kokkos::View<const double*, SystemsBatch::memory_space>;
+    using Table = Kokkos::View<const double*, systems::SystemsBatch::memory_space>;
     Table frho, rhor, z2r;
-    Kokkos::View<const int*, SystemsBatch::memory_space> element;  ///< species index -> element
+    Kokkos::View<const int*, systems::SystemsBatch::memory_space>
+        element;  ///< species index -> element
     int n_elements = 0, n_species = 0, nrho = 0, nr = 0;
     double rdrho = 0, rdr = 0, rhomax = 0, rc2 = 0;
 

@@ -1,7 +1,7 @@
+#include <baton/core/detail/text.hpp>
+#include <baton/core/error.hpp>
 #include <baton/dynamics/eam_tables.hpp>
-#include <baton/dynamics/host_system.hpp>
-#include <baton/dynamics/text.hpp>
-#include <baton/runtime/error.hpp>
+#include <baton/systems/host_system.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -29,11 +29,11 @@ constexpr const char* element_symbols[] = {
     "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl", "Mc", "Lv", "Ts", "Og"};
 constexpr int n_element_symbols = static_cast<int>(sizeof(element_symbols) / sizeof(char*));
 
-using detail::excerpt;
-using detail::lower;
-using detail::parse_double;
-using detail::parse_integer;
-using detail::split_words;
+using baton::detail::excerpt;
+using baton::detail::lower;
+using baton::detail::parse_double;
+using baton::detail::parse_integer;
+using baton::detail::split_words;
 
 // LAMMPS' funcfl pair table: r phi(r) = 27.2 * 0.529 * Zi(r) Zj(r) (Hartree and Bohr in eV and A).
 constexpr double hartree_bohr = 27.2 * 0.529;
@@ -551,7 +551,7 @@ EamHostResult eam_compute_host(const EamTables& t, const std::vector<double>& po
   return out;
 }
 
-EamHostResult eam_compute_host(const EamTables& tables, const HostSystem& system) {
+EamHostResult eam_compute_host(const EamTables& tables, const systems::HostSystem& system) {
   if (system.pbc[0] || system.pbc[1] || system.pbc[2])
     throw Error("baton::dynamics::eam_compute_host: system " + std::to_string(system.id) +
                 " is periodic; the host reference handles isolated clusters only");

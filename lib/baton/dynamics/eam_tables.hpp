@@ -33,9 +33,11 @@
 #include <string>
 #include <vector>
 
-namespace baton::dynamics {
-
+namespace baton::systems {
 struct HostSystem;
+}  // namespace baton::systems
+
+namespace baton::dynamics {
 
 /// The most points a table of an EAM file may have (nrho and nr); larger headers are rejected
 /// before anything is allocated. LAMMPS' files have at most 10001.
@@ -246,9 +248,10 @@ struct EamHostResult {
 EamHostResult eam_compute_host(const EamTables& tables, const std::vector<double>& positions,
                                const std::vector<int>& elements);
 
-/// eam_compute_host() for a HostSystem: species labels are element names of `tables`. The system
-/// must not have a cell (throws baton::Error otherwise: the reference handles clusters only).
-EamHostResult eam_compute_host(const EamTables& tables, const HostSystem& system);
+/// eam_compute_host() for a systems::HostSystem: species labels are element names of `tables`. The
+/// system must not have a cell (throws baton::Error otherwise: the reference handles clusters
+/// only).
+EamHostResult eam_compute_host(const EamTables& tables, const systems::HostSystem& system);
 
 /// The energy of eam_compute_host(); `forces` receives its 3 N forces.
 double eam_energy_host(const EamTables& tables, const std::vector<double>& positions,

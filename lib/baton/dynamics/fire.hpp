@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 #include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
@@ -73,8 +73,8 @@ class FireStage : public Stage {
  public:
   explicit FireStage(Potential potential = {}, FireParams params = {});
   std::string name() const override { return "fire"; }
-  void enter(SystemsBatch& batch, int first, int n) override;
-  void advance(SystemsBatch& batch, int max_steps) override;
+  void enter(systems::SystemsBatch& batch, int first, int n) override;
+  void advance(systems::SystemsBatch& batch, int max_steps) override;
   /// Expected steps per system: min(max_steps, typical_fire_steps).
   double cost_estimate() const override;
   long step_limit() const override { return params_.max_steps; }
@@ -108,7 +108,7 @@ double FireStage<Potential>::cost_estimate() const {
 }
 
 template <class Potential>
-void FireStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
+void FireStage<Potential>::enter(systems::SystemsBatch& batch, int first, int n) {
   detail::check_slots("FireStage::enter", batch, first, n);
   const auto v = batch.velocities;
   const auto offset = batch.offset;
@@ -124,7 +124,7 @@ void FireStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
 }
 
 template <class Potential>
-void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
+void FireStage<Potential>::advance(systems::SystemsBatch& batch, int max_steps) {
   detail::check_max_steps("FireStage::advance", max_steps);
   const int n = batch.num_systems();
   if (n == 0 || max_steps == 0)
@@ -133,7 +133,7 @@ void FireStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const detail::FireConstants p(params_);
   const double ftm2v = params_.units.ftm2v;
   const auto scratch = batch.scratch;
-  constexpr int active = static_cast<int>(SystemStatus::Active);
+  constexpr int active = static_cast<int>(systems::SystemStatus::Active);
   lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
   do {  // again for the rest of the steps when a neighbour list had to grow
     const detail::StageViews sv(batch, lists_);

@@ -5,18 +5,18 @@
 #include <string>
 #include <utility>
 
-#include "baton/dynamics/cell.hpp"
+#include "baton/systems/cell.hpp"
 
 namespace baton::dynamics::detail {
 
-void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squared) {
+void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double cutoff_squared) {
   // From the host's view of the slots: nothing is read back unless a cell is too small.
   const double cutoff = std::sqrt(cutoff_squared);
   for (int k = first; k < first + n; ++k) {
-    const HostSlot& slot = batch.host_slots()[static_cast<std::size_t>(k)];
+    const systems::HostSlot& slot = batch.host_slots()[static_cast<std::size_t>(k)];
     if (slot.pbc == 0)
       continue;
-    const std::string problem = cutoff_problem(slot.cell, slot.pbc, cutoff);
+    const std::string problem = systems::cutoff_problem(slot.cell, slot.pbc, cutoff);
     if (problem.empty())
       continue;
     // Only systems that run are checked: read this one's status (and id, for the message).
@@ -25,9 +25,9 @@ void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squ
                                                             Kokkos::subview(batch.status, one));
     const auto id =
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.id, one));
-    count_host_sync();
-    count_host_sync();
-    if (status(0) == static_cast<int>(SystemStatus::Active))
+    systems::count_host_sync();
+    systems::count_host_sync();
+    if (status(0) == static_cast<int>(systems::SystemStatus::Active))
       throw Error("baton::dynamics::compute_forces: system " + std::to_string(id(0)) + ": " +
                   problem);
   }

@@ -6,12 +6,12 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
-#include "baton/dynamics/cell.hpp"
-#include "baton/dynamics/checks.hpp"
+#include "baton/core/error.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/potential.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/systems/cell.hpp"
 
 namespace baton::dynamics {
 
@@ -19,7 +19,7 @@ namespace detail {
 
 /// Throws baton::Error naming the first Active periodic system among slots [first, first + n)
 /// whose cell is too small for the cutoff (cutoff_problem).
-void check_cutoff(const SystemsBatch& batch, int first, int n, double cutoff_squared);
+void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double cutoff_squared);
 
 /// Stores one system's results in the batch's per-system Views (by one thread of the team).
 template <class Batch>
@@ -31,19 +31,21 @@ KOKKOS_INLINE_FUNCTION void store(const Batch& b, int s, const SystemForces& r, 
       b.virial(s, c) = r.virial[c];
 }
 
-/// The per-system Views a force kernel writes (copied into the kernel, so no SystemsBatch there).
+/// The per-system Views a force kernel writes (copied into the kernel, so no systems::SystemsBatch
+/// there).
 struct ForceOutputs {
-  SystemsBatch::view<double*> energy;
-  SystemsBatch::view<double*> fmax;
-  SystemsBatch::view<double* [6]> virial;
-  explicit ForceOutputs(const SystemsBatch& b) : energy(b.energy), fmax(b.fmax), virial(b.virial) {}
+  systems::SystemsBatch::view<double*> energy;
+  systems::SystemsBatch::view<double*> fmax;
+  systems::SystemsBatch::view<double* [6]> virial;
+  explicit ForceOutputs(const systems::SystemsBatch& b)
+      : energy(b.energy), fmax(b.fmax), virial(b.virial) {}
 };
 
 /// One system inside a stage's advance() kernel: where its atoms are, its cell, its last forces'
 /// results, its step count and whether it broke or is done.
 struct StageSystem {
   int slot = 0, begin = 0, end = 0;
-  CellImage cell;
+  systems::CellImage cell;
   SystemForces r;
   std::int64_t taken = 0;
   std::int64_t call_first = 0;  ///< its steps when the stage call began
@@ -61,16 +63,16 @@ struct StageViews {
   Positions x, v, f;
   SpeciesView species;
   AtomScratch atom_scratch;
-  SystemsBatch::view<double*> mass;
-  SystemsBatch::view<int*> offset, count, status, failed, pbc;
-  SystemsBatch::view<double* [9]> cell;
-  SystemsBatch::view<std::int64_t*> id, steps;
-  SystemsBatch::view<int*> forces_stale;
-  SystemsBatch::view<double* [batch_scratch_size]> scratch;
+  systems::SystemsBatch::view<double*> mass;
+  systems::SystemsBatch::view<int*> offset, count, status, failed, pbc;
+  systems::SystemsBatch::view<double* [9]> cell;
+  systems::SystemsBatch::view<std::int64_t*> id, steps;
+  systems::SystemsBatch::view<int*> forces_stale;
+  systems::SystemsBatch::view<double * [systems::batch_scratch_size]> scratch;
   ForceOutputs out;
   NeighbourData lists;
 
-  StageViews(const SystemsBatch& b, const NeighbourLists& l)
+  StageViews(const systems::SystemsBatch& b, const NeighbourLists& l)
       : x(b.positions),
         v(b.velocities),
         f(b.forces),
@@ -91,15 +93,15 @@ struct StageViews {
         lists(l.data()) {}
 
   /// Whether slot s may take steps in this call: true unless its entry forces came from a list
-  /// that did not fit (SystemsBatch::forces_stale) and, computed again now, still do not fit (the
-  /// lists grow first: the call leaves it as it is). Computed again, they are stored as enter()
-  /// stores them. Call it first, on every thread of the team.
+  /// that did not fit (systems::SystemsBatch::forces_stale) and, computed again now, still do not
+  /// fit (the lists grow first: the call leaves it as it is). Computed again, they are stored as
+  /// enter() stores them. Call it first, on every thread of the team.
   template <class K>
   KOKKOS_INLINE_FUNCTION bool ready(const TeamMember& team, const K& pot, int s) const {
     if (forces_stale(s) == 0)
       return true;
     SystemForces r;
-    const CellImage c = make_cell_image(&cell(s, 0), pbc(s));
+    const systems::CellImage c = systems::make_cell_image(&cell(s, 0), pbc(s));
     if (!system_forces<on_host, true>(team, pot, lists, s, id(s), x, species, f, atom_scratch,
                                       offset(s), offset(s) + count(s), c, r))
       return false;
@@ -113,22 +115,22 @@ struct StageViews {
 
   /// Slot s as the last call left it. A system that failed earlier, or whose numbers are broken
   /// already, is done and takes no steps. At its first call in the stage (scratch(s,
-  /// bound_column) 0, as enter_forces() left it) it learns whether it has an interacting pair:
-  /// only then can it dissociate (stepped()).
+  /// systems::bound_column) 0, as enter_forces() left it) it learns whether it has an interacting
+  /// pair: only then can it dissociate (stepped()).
   template <class K>
   KOKKOS_INLINE_FUNCTION StageSystem begin(const TeamMember& team, const K& pot, int s) const {
     StageSystem sys;
     sys.slot = s;
     sys.begin = offset(s);
     sys.end = offset(s) + count(s);
-    sys.cell = make_cell_image(&cell(s, 0), pbc(s));
+    sys.cell = systems::make_cell_image(&cell(s, 0), pbc(s));
     sys.r.energy = out.energy(s);
     sys.r.fmax = out.fmax(s);
     sys.taken = steps(s);
     sys.call_first = lists.call_first(s);
     sys.failure = failed(s) != 0 ? 0 : broken(team, x, v, f, sys.begin, sys.end, sys.r);
     sys.broke = sys.done = failed(s) != 0 || sys.failure != 0;
-    const int column = bound_column;  // a copy: device code indexes with it
+    const int column = systems::bound_column;  // a copy: device code indexes with it
     const double known = scratch(s, column);
     if (known != 0)
       sys.bound = known == 2;
@@ -164,7 +166,7 @@ struct StageViews {
     if (sys.failure == 0 && sys.bound && sys.r.fmax == 0 &&
         !system_interacts<on_host>(team, pot, lists, sys.slot, id(sys.slot), x, species, sys.begin,
                                    sys.end, sys.cell))
-      sys.failure = static_cast<int>(Failure::dissociated);
+      sys.failure = static_cast<int>(systems::Failure::dissociated);
     if (sys.failure != 0)
       sys.broke = sys.done = true;
     return sys.broke || sys.list_full;
@@ -180,18 +182,18 @@ struct StageViews {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       store(out, sys.slot, sys.r, sys.done);
       steps(sys.slot) = sys.taken;
-      const int column = bound_column;
+      const int column = systems::bound_column;
       scratch(sys.slot, column) = sys.bound ? 2 : 1;
       if (sys.failure != 0)
         failed(sys.slot) = sys.failure;
       if (sys.done)
-        status(sys.slot) = static_cast<int>(SystemStatus::Finished);
+        status(sys.slot) = static_cast<int>(systems::SystemStatus::Finished);
     });
   }
 };
 
 template <bool HalfPairs, class K>
-void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
+void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
                    const NeighbourData& lists) {
   const auto x = batch.positions;
   const auto f = batch.forces;
@@ -208,10 +210,10 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
   Kokkos::parallel_for(
       "baton::dynamics::forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = first + team.league_rank();
-        if (status(s) != static_cast<int>(SystemStatus::Active))
+        if (status(s) != static_cast<int>(systems::SystemStatus::Active))
           return;
         SystemForces r;
-        const CellImage cell = make_cell_image(&cells(s, 0), pbc(s));
+        const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
         const bool fits =
             system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f, scratch,
                                            offset(s), offset(s) + count(s), cell, r);
@@ -225,7 +227,7 @@ void launch_forces(const K& pot, SystemsBatch& batch, int first, int n,
 /// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too)
 /// and the neighbour lists given (`skin`: theirs).
 template <class P = LennardJones>
-void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots,
                     bool half_pairs, NeighbourLists& lists, double skin, bool may_defer = false) {
   const auto pot = potential.kernel();
   check_slots("compute_forces", batch, first_slot, n_slots);
@@ -246,7 +248,7 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
 }
 
 template <class P = LennardJones>
-void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots,
                     bool half_pairs) {
   NeighbourLists lists{NeighbourSettings{}};
   compute_forces(potential, batch, first_slot, n_slots, half_pairs, lists, 0.0);
@@ -258,32 +260,33 @@ void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int
 /// first_slot + n_slots), skipping systems that are not Active. A system's result depends only on
 /// its own atoms (bit-identical in any slot, beside any other systems, run to run).
 template <class P = LennardJones>
-void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots) {
+void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots) {
   detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host);
 }
 
 /// compute_forces with a stage's neighbour lists (kept for its next calls) and skin.
 template <class P = LennardJones>
-void compute_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots,
                     NeighbourLists& lists, double skin) {
   detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host, lists, skin);
 }
 
 /// compute_forces for a stage's enter() whose advance() kernel calls StageViews::ready() first (the
 /// built-in stages). In a batch whose owner reads the list overflow itself
-/// (SystemsBatch::defer_list_overflow()) it reads nothing back: a system whose list did not fit
-/// keeps the forces of the build's bins, marked forces_stale, and ready() computes them again once
-/// the lists grew, before its first step. Elsewhere, compute_forces. It also forgets whether those
-/// systems were bound (scratch column bound_column), which their first advance() finds out.
+/// (systems::SystemsBatch::defer_list_overflow()) it reads nothing back: a system whose list did
+/// not fit keeps the forces of the build's bins, marked forces_stale, and ready() computes them
+/// again once the lists grew, before its first step. Elsewhere, compute_forces. It also forgets
+/// whether those systems were bound (scratch column systems::bound_column), which their first
+/// advance() finds out.
 template <class P = LennardJones>
-void enter_forces(const P& potential, SystemsBatch& batch, int first_slot, int n_slots,
+void enter_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots,
                   NeighbourLists& lists, double skin) {
   detail::check_slots("enter_forces", batch, first_slot, n_slots);
   const auto scratch = batch.scratch;
-  const int column = bound_column;
+  const int column = systems::bound_column;
   Kokkos::parallel_for(  // not known yet whether they are bound: the first advance() finds out
       "baton::dynamics::enter_bound",
-      Kokkos::RangePolicy<SystemsBatch::execution_space>(first_slot, first_slot + n_slots),
+      Kokkos::RangePolicy<systems::SystemsBatch::execution_space>(first_slot, first_slot + n_slots),
       KOKKOS_LAMBDA(int s) { scratch(s, column) = 0; });
   detail::compute_forces(potential, batch, first_slot, n_slots, detail::on_host, lists, skin, true);
 }

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 #include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
@@ -43,8 +43,8 @@ class LangevinStage : public Stage {
   explicit LangevinStage(Potential potential = {}, LangevinParams params = {});
   std::string name() const override { return "langevin"; }
   /// Computes forces.
-  void enter(SystemsBatch& batch, int first, int n) override;
-  void advance(SystemsBatch& batch, int max_steps) override;
+  void enter(systems::SystemsBatch& batch, int first, int n) override;
+  void advance(systems::SystemsBatch& batch, int max_steps) override;
   double cost_estimate() const override { return static_cast<double>(params_.steps); }
   long step_limit() const override { return params_.steps; }
 
@@ -69,13 +69,13 @@ LangevinStage<Potential>::LangevinStage(Potential potential, LangevinParams para
 }
 
 template <class Potential>
-void LangevinStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
+void LangevinStage<Potential>::enter(systems::SystemsBatch& batch, int first, int n) {
   detail::check_slots("LangevinStage::enter", batch, first, n);
   enter_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
 }
 
 template <class Potential>
-void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
+void LangevinStage<Potential>::advance(systems::SystemsBatch& batch, int max_steps) {
   detail::check_max_steps("LangevinStage::advance", max_steps);
   const int n = batch.num_systems();
   if (n == 0 || max_steps == 0)
@@ -88,7 +88,7 @@ void LangevinStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const std::uint64_t seed = params_.seed;
   const double c1 = std::exp(-params_.friction * dt);  // O step: v <- c1 v + c2 sqrt(kT/m) xi
   const double c2 = std::sqrt(1 - c1 * c1);
-  constexpr int active = static_cast<int>(SystemStatus::Active);
+  constexpr int active = static_cast<int>(systems::SystemStatus::Active);
   lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
   do {  // again for the rest of the steps when a neighbour list had to grow
     const detail::StageViews sv(batch, lists_);

@@ -2,13 +2,13 @@
 
 #include <cmath>
 
+#include "baton/core/error.hpp"
 #include "baton/dynamics/random.hpp"
-#include "baton/runtime/error.hpp"
 
 namespace baton::dynamics {
 
-HostSystem fcc_crystal(std::array<int, 3> cells, double a, const std::string& species,
-                       std::int64_t id, double jitter, std::uint64_t seed) {
+systems::HostSystem fcc_crystal(std::array<int, 3> cells, double a, const std::string& species,
+                                std::int64_t id, double jitter, std::uint64_t seed) {
   if (cells[0] < 1 || cells[1] < 1 || cells[2] < 1 || !(a > 0) || !std::isfinite(a) ||
       !(jitter >= 0) || !std::isfinite(jitter))
     throw Error(
@@ -17,7 +17,7 @@ HostSystem fcc_crystal(std::array<int, 3> cells, double a, const std::string& sp
         std::to_string(cells[0]) + "x" + std::to_string(cells[1]) + "x" + std::to_string(cells[2]) +
         ", a = " + std::to_string(a) + ", jitter = " + std::to_string(jitter) + ")");
   static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
-  HostSystem s;
+  systems::HostSystem s;
   s.id = id;
   s.cell = {cells[0] * a, 0, 0, 0, cells[1] * a, 0, 0, 0, cells[2] * a};
   s.pbc = {true, true, true};
@@ -39,7 +39,7 @@ HostSystem fcc_crystal(std::array<int, 3> cells, double a, const std::string& sp
   return s;
 }
 
-void tilt_cell(HostSystem& s, double xy, double xz, double yz) {
+void tilt_cell(systems::HostSystem& s, double xy, double xz, double yz) {
   const auto& h = s.cell;
   if (!s.has_cell() || h[1] != 0 || h[2] != 0 || h[3] != 0 || h[5] != 0 || h[6] != 0 || h[7] != 0)
     throw Error("baton::dynamics::tilt_cell: system " + std::to_string(s.id) +

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 
 namespace baton::dynamics {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "baton/dynamics/checks.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 
 namespace baton::dynamics {
 
@@ -20,8 +20,9 @@ NeighbourLists::NeighbourLists(NeighbourSettings settings) : settings_(settings)
   validate(settings_);
 }
 
-void NeighbourLists::prepare(const SystemsBatch& batch, double cutoff_squared, double skin) {
-  const BatchCapacity cap = batch.capacity();
+void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_squared,
+                             double skin) {
+  const systems::BatchCapacity cap = batch.capacity();
   const bool resized = cap.atoms != atom_capacity_ || cap.systems != system_capacity_;
   if (resized) {
     using D = detail::NeighbourData;
@@ -68,18 +69,18 @@ bool NeighbourLists::grow() {
     return false;
   int needed = 0;
   Kokkos::deep_copy(needed, data_.needed);
-  count_host_sync();
+  systems::count_host_sync();
   return grow_to(needed);
 }
 
-bool NeighbourLists::grow(const SystemsBatch& batch, int first, int n) {
+bool NeighbourLists::grow(const systems::SystemsBatch& batch, int first, int n) {
   for (int s = first; s < first + n; ++s)
     if (data_.used_for(batch.host_slots()[static_cast<std::size_t>(s)].count))
       return grow();
   return false;  // all pairs everywhere: no list was built, none can have overflowed
 }
 
-bool NeighbourLists::grow_after_call(const SystemsBatch& batch) {
+bool NeighbourLists::grow_after_call(const systems::SystemsBatch& batch) {
   if (batch.list_overflow_deferred())
     return false;
   return grow(batch, 0, batch.num_systems());
@@ -108,7 +109,8 @@ bool NeighbourLists::grow_to(int needed) {
   return true;
 }
 
-void NeighbourLists::begin_call(const SystemsBatch& batch, double cutoff_squared, double skin) {
+void NeighbourLists::begin_call(const systems::SystemsBatch& batch, double cutoff_squared,
+                                double skin) {
   prepare(batch, cutoff_squared, skin);
   Kokkos::deep_copy(data_.call_first, batch.steps);
 }
@@ -117,7 +119,7 @@ std::int64_t NeighbourLists::builds() const {
   std::int64_t n = 0;
   if (data_.builds.data() != nullptr) {
     Kokkos::deep_copy(n, data_.builds);
-    count_host_sync();
+    systems::count_host_sync();
   }
   return n;
 }

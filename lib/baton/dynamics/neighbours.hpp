@@ -4,9 +4,9 @@
 /// atoms j within the potential's cutoff plus a skin of each atom i, found through bins (a cell
 /// list) so that building a system's list is O(N). A system's list is rebuilt from the current
 /// positions only when one of its atoms moved more than half the skin since the last build (its
-/// origin, which travels with the system: SystemsBatch::list_origin), so between builds every pair
-/// closer than the cutoff is in the list; when its slot, rows or cell change the same list is
-/// built again from the same origin.
+/// origin, which travels with the system: systems::SystemsBatch::list_origin), so between builds
+/// every pair closer than the cutoff is in the list; when its slot, rows or cell change the same
+/// list is built again from the same origin.
 ///
 /// Small systems keep looping over all pairs (NeighbourSettings::all_pairs_below). A list that
 /// does not fit its capacity is never truncated: that force evaluation walks the build's bins
@@ -19,11 +19,11 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
-#include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/random.hpp"
-#include "baton/dynamics/systems_batch.hpp"
 #include "baton/dynamics/team.hpp"
 #include "baton/dynamics/units.hpp"
+#include "baton/systems/cell.hpp"
+#include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics {
 
@@ -53,7 +53,7 @@ namespace detail {
 template <bool Periodic>
 struct AllPairs {
   Positions x;
-  CellImage cell;
+  systems::CellImage cell;
   int begin = 0, end = 0;
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
@@ -77,12 +77,12 @@ inline constexpr int image_codes = 27;
 /// its displacement: xs_i - xs_j - shift(code) where xs are the positions less the whole cells
 /// they were in when the list was built (shifted lists), or the minimum image of x_i - x_j.
 struct ListPairs {
-  SystemsBatch::view<int**> list;
-  SystemsBatch::view<int*> num;
+  systems::SystemsBatch::view<int**> list;
+  systems::SystemsBatch::view<int*> num;
   Positions xs;
   double shift[image_codes][3];
   bool min_image = false;
-  CellImage cell;
+  systems::CellImage cell;
 
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
@@ -111,13 +111,13 @@ struct ListPairs {
 /// the list was built for.
 struct NeighbourData {
   template <class T>
-  using view = SystemsBatch::view<T>;
+  using view = systems::SystemsBatch::view<T>;
 
   view<int**> list;  ///< [atom][capacity]
   view<int*> num;    ///< neighbours of the atom (may exceed capacity: then the list is unusable)
   view<int*> bin_of, bin_start, bin_fill, sorted;  ///< binning, rows [begin, begin + bins)
-  /// The batch's list_origin and list_built (SystemsBatch): the positions each system's list was
-  /// built from, travelling with the system through slot moves.
+  /// The batch's list_origin and list_built (systems::SystemsBatch): the positions each system's
+  /// list was built from, travelling with the system through slot moves.
   view<double* [3]> x_ref;
   view<int*> origin_built;
   view<double* [3]> x_cells;  ///< the whole cells each atom was in then (shifted lists)
@@ -144,7 +144,7 @@ struct NeighbourData {
   /// The pairs of the list refresh() made current for this system (the team's threads call it
   /// together: a shifted list of a periodic system first fills x_now).
   KOKKOS_INLINE_FUNCTION ListPairs pairs(const TeamMember& team, int slot, int begin, int end,
-                                         const CellImage& cell, const Positions& x) const {
+                                         const systems::CellImage& cell, const Positions& x) const {
     // Views are never default-constructed and assigned here: see docs/building.md,
     // "Default-constructed Views and GCC 12".
     const bool min_image = key(slot, 6) == 0;
@@ -171,7 +171,8 @@ struct NeighbourData {
   /// which is usable when it is at most `capacity`. Every thread of the team gets the result.
   template <bool Half>
   KOKKOS_INLINE_FUNCTION int refresh(const TeamMember& team, int slot, std::int64_t id, int begin,
-                                     int end, const CellImage& cell, const Positions& x) const {
+                                     int end, const systems::CellImage& cell,
+                                     const Positions& x) const {
     const int pbc =
         (cell.periodic[0] ? 1 : 0) | (cell.periodic[1] ? 2 : 0) | (cell.periodic[2] ? 4 : 0);
     bool same = key(slot, 5) == 1 && key(slot, 0) == begin && key(slot, 1) == end - begin &&
@@ -248,7 +249,7 @@ struct NeighbourData {
   };
 
   KOKKOS_INLINE_FUNCTION Bins bins_for(const TeamMember& team, int begin, int end,
-                                       const CellImage& cell, int pbc) const {
+                                       const systems::CellImage& cell, int pbc) const {
     Bins g;
     const double rl = math_sqrt(list_cutoff2);
     g.fractional = pbc != 0;
@@ -292,8 +293,8 @@ struct NeighbourData {
 
   /// Atom i's bin along each axis, and (`whole`) the whole cells it lies beyond the cell along the
   /// periodic ones.
-  KOKKOS_INLINE_FUNCTION void bin_coords(const Bins& g, const CellImage& cell, int i, int* c,
-                                         double* whole = nullptr) const {
+  KOKKOS_INLINE_FUNCTION void bin_coords(const Bins& g, const systems::CellImage& cell, int i,
+                                         int* c, double* whole = nullptr) const {
     for (int k = 0; k < 3; ++k) {
       double t;
       if (whole)
@@ -325,8 +326,8 @@ struct NeighbourData {
   /// rl makes entries minimum images (cutoff_problem still keeps the cutoff within half the width).
   /// Valid while no atom moved more than half the skin since the build.
   template <bool Half, class F>
-  KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const CellImage& cell, bool shifted,
-                                             int begin, int i, const Positions& xw,
+  KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const systems::CellImage& cell,
+                                             bool shifted, int begin, int i, const Positions& xw,
                                              const F& f) const {
     const double rl2 = list_cutoff2;
     const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
@@ -424,7 +425,7 @@ struct NeighbourData {
 
   template <bool Half>
   KOKKOS_INLINE_FUNCTION int build(const TeamMember& team, int slot, std::int64_t id, int begin,
-                                   int end, const CellImage& cell, const Positions& x,
+                                   int end, const systems::CellImage& cell, const Positions& x,
                                    int pbc) const {
     // x is the origin, x_ref.
     const Bins g = bins_for(team, begin, end, cell, pbc);
@@ -515,7 +516,7 @@ struct NeighbourData {
 struct BinPairs {
   NeighbourData lists;
   NeighbourData::Bins bins;
-  CellImage cell;
+  systems::CellImage cell;
   bool shifted = false;
   int begin = 0;
   Positions xw;  ///< positions less the build's whole cells (x_now)
@@ -530,8 +531,8 @@ struct BinPairs {
 /// The BinPairs of the system in `slot` after refresh() (the team's threads call it together: it
 /// fills x_now with the positions less the build's whole cells).
 KOKKOS_INLINE_FUNCTION BinPairs bin_pairs(const NeighbourData& lists, const TeamMember& team,
-                                          int slot, int begin, int end, const CellImage& cell,
-                                          const Positions& x) {
+                                          int slot, int begin, int end,
+                                          const systems::CellImage& cell, const Positions& x) {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
     for (int d = 0; d < 3; ++d)
       lists.x_now(i, d) = x(i, d) - lists.x_cells(i, d);
@@ -549,7 +550,7 @@ KOKKOS_INLINE_FUNCTION BinPairs bin_pairs(const NeighbourData& lists, const Team
 /// neighbours per atom when a list did not fit.
 class NeighbourLists {
  public:
-  /// No lists yet. User-provided on purpose (see SystemsBatch()).
+  /// No lists yet. User-provided on purpose (see systems::SystemsBatch()).
   NeighbourLists() {}  // NOLINT(modernize-use-equals-default)
   explicit NeighbourLists(NeighbourSettings settings);
 
@@ -558,8 +559,8 @@ class NeighbourLists {
   /// Ready for `batch` and pairs up to sqrt(cutoff_squared) + skin: allocates for the batch's
   /// capacity the first time and when it changed, and forgets every list when the batch, its
   /// capacity, the cutoff or the skin changed. Grows to the overflow the batch's owner noted
-  /// (SystemsBatch::note_list_overflow()) when it reads it itself.
-  void prepare(const SystemsBatch& batch, double cutoff_squared, double skin);
+  /// (systems::SystemsBatch::note_list_overflow()) when it reads it itself.
+  void prepare(const systems::SystemsBatch& batch, double cutoff_squared, double skin);
 
   /// What the kernels use.
   const detail::NeighbourData& data() const noexcept { return data_; }
@@ -570,11 +571,11 @@ class NeighbourLists {
   bool grow();
   /// grow() after a kernel on slots [first, first + n) of `batch`: reads nothing back when none of
   /// them is big enough for a list (the host knows their sizes).
-  bool grow(const SystemsBatch& batch, int first, int n);
+  bool grow(const systems::SystemsBatch& batch, int first, int n);
   /// grow() after a stage's kernel on the whole batch, unless the batch's owner reads the
-  /// overflow itself (SystemsBatch::defer_list_overflow()): then false, and the lists grow at the
-  /// next prepare() to what the owner noted.
-  bool grow_after_call(const SystemsBatch& batch);
+  /// overflow itself (systems::SystemsBatch::defer_list_overflow()): then false, and the lists grow
+  /// at the next prepare() to what the owner noted.
+  bool grow_after_call(const systems::SystemsBatch& batch);
   /// Grows as grow() does for a list of `needed` neighbours, read back by the caller; false when
   /// the capacity holds it already.
   bool grow_to(int needed);
@@ -582,7 +583,7 @@ class NeighbourLists {
   /// Begins a stage's advance() call: prepare(), then records every slot's step count as where
   /// the call began (the stage counts its max_steps from there, also when its kernel runs again
   /// after grow()).
-  void begin_call(const SystemsBatch& batch, double cutoff_squared, double skin);
+  void begin_call(const systems::SystemsBatch& batch, double cutoff_squared, double skin);
 
   /// Neighbours per atom the lists hold now.
   int capacity() const noexcept { return data_.capacity; }

@@ -18,17 +18,17 @@
 ///
 /// `pair` gives the pair's energy at squared distance r2 < cutoff_squared() and -dE/dr / r, so that
 /// the force on atom i from atom j is force_over_r * (x_i - x_j). `species_i` and `species_j` are
-/// the atoms' indices in the caller's SpeciesTable. `K` may be `P` itself (`P kernel() const`
-/// returning a checked copy). See docs/dynamics.md for a complete example.
+/// the atoms' indices in the caller's systems::SpeciesTable. `K` may be `P` itself (`P kernel()
+/// const` returning a checked copy). See docs/dynamics.md for a complete example.
 
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 #include <utility>
 
-#include "baton/dynamics/cell.hpp"
 #include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/team.hpp"
+#include "baton/systems/cell.hpp"
 
 namespace baton::dynamics {
 
@@ -162,23 +162,23 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
 
 /// A Failure code (0: none), the same on every thread of the team: whether one system's numbers
 /// broke: a non-finite energy, force, position or velocity (atoms on top of each other, an
-/// exploding step, bad input), or an atom past max_coordinate. Such a system is failed.
+/// exploding step, bad input), or an atom past systems::max_coordinate. Such a system is failed.
 KOKKOS_INLINE_FUNCTION int broken(const TeamMember& team, const Positions& x, const Positions& v,
                                   const Positions& f, int begin, int end, const SystemForces& r) {
   const auto finite = [](double u) { return u - u == 0; };  // false for inf and NaN
   if (!finite(r.energy))
-    return static_cast<int>(Failure::energy);
+    return static_cast<int>(systems::Failure::energy);
   if (!finite(r.fmax))
-    return static_cast<int>(Failure::forces);
+    return static_cast<int>(systems::Failure::forces);
   const double worst = team_max(team, begin, end, [&](int i) {
     double code = 0;
     for (int d = 0; d < 3; ++d) {
       if (!finite(x(i, d)) || !finite(v(i, d)))
-        code = static_cast<double>(Failure::positions);
+        code = static_cast<double>(systems::Failure::positions);
       else if (!finite(f(i, d)))
-        code = code > 0 ? code : static_cast<double>(Failure::forces);
-      else if (x(i, d) > max_coordinate || x(i, d) < -max_coordinate)
-        code = code > 0 ? code : static_cast<double>(Failure::exploded);
+        code = code > 0 ? code : static_cast<double>(systems::Failure::forces);
+      else if (x(i, d) > systems::max_coordinate || x(i, d) < -systems::max_coordinate)
+        code = code > 0 ? code : static_cast<double>(systems::Failure::exploded);
     }
     return code;
   });
@@ -225,7 +225,8 @@ KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
                                           const NeighbourData& lists, int slot, std::int64_t id,
                                           const Positions& x, const SpeciesView& species,
                                           const Positions& f, const AtomScratch& scratch, int begin,
-                                          int end, const CellImage& cell, SystemForces& out) {
+                                          int end, const systems::CellImage& cell,
+                                          SystemForces& out) {
   if (lists.used_for(end - begin)) {
     const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
     if (longest <= lists.capacity) {
@@ -285,7 +286,7 @@ template <bool HalfPairs, class K>
 KOKKOS_INLINE_FUNCTION bool system_interacts(const TeamMember& team, const K& pot,
                                              const NeighbourData& lists, int slot, std::int64_t id,
                                              const Positions& x, const SpeciesView& species,
-                                             int begin, int end, const CellImage& cell) {
+                                             int begin, int end, const systems::CellImage& cell) {
   if (lists.used_for(end - begin)) {
     const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
     if (longest <= lists.capacity)

@@ -1,13 +1,12 @@
 #pragma once
 /// \file
 /// The stage interface: what a pipeline driver needs from a piece of dynamics. It lives here, with
-/// the dynamics that implement it, so that dynamics/ never includes pipeline/ (the layer above);
-/// the pipeline knows it as baton::pipeline::Stage.
+/// the dynamics that implement it, so that dynamics/ never includes pipeline/ (the layer above).
 
 #include <memory>
 #include <string>
 
-#include "baton/dynamics/systems_batch.hpp"
+#include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics {
 
@@ -22,10 +21,10 @@ class Stage {
   /// Short name, used in reports and XYZ keys ("fire", "nve", "langevin").
   virtual std::string name() const = 0;
   /// Prepares slots [first, first + n) that just arrived (e.g. computes forces, draws velocities).
-  virtual void enter(SystemsBatch& batch, int first, int n) = 0;
+  virtual void enter(systems::SystemsBatch& batch, int first, int n) = 0;
   /// Runs up to `max_steps` steps on every Active system, incrementing `steps`; marks a system
   /// Finished when it is done. Energy, fmax and forces of a Finished system are current.
-  virtual void advance(SystemsBatch& batch, int max_steps) = 0;
+  virtual void advance(systems::SystemsBatch& batch, int max_steps) = 0;
   /// Relative cost of one system through this stage (e.g. its step budget), used to decide which
   /// stages extra ranks replicate.
   virtual double cost_estimate() const = 0;
@@ -34,8 +33,3 @@ class Stage {
 };
 
 }  // namespace baton::dynamics
-
-namespace baton::pipeline {
-/// The pipeline's name for the stage interface.
-using Stage = dynamics::Stage;
-}  // namespace baton::pipeline

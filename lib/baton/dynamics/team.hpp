@@ -5,16 +5,16 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "baton/dynamics/systems_batch.hpp"
+#include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics::detail {
 
-using ExecutionSpace = SystemsBatch::execution_space;
+using ExecutionSpace = systems::SystemsBatch::execution_space;
 using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace>;
 using TeamMember = TeamPolicy::member_type;
-using Positions = SystemsBatch::view<double* [3]>;
-using SpeciesView = SystemsBatch::view<int*>;
-using AtomScratch = SystemsBatch::view<double* [2]>;
+using Positions = systems::SystemsBatch::view<double* [3]>;
+using SpeciesView = systems::SystemsBatch::view<int*>;
+using AtomScratch = systems::SystemsBatch::view<double* [2]>;
 
 /// True where kernels run on the host: teams of one thread there loop over pairs i < j once and use
 /// Newton's third law; on GPUs the team's threads take atoms i and loop over all j != i.

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <utility>
 
-#include "baton/dynamics/checks.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 
 namespace baton::dynamics {
 

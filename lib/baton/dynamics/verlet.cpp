@@ -15,8 +15,8 @@ void validate(const VerletParams& p) {
   validate(p.neighbours);
 }
 
-void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, std::uint64_t seed,
-                     const Units& units) {
+void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temperature,
+                     std::uint64_t seed, const Units& units) {
   detail::check_slots("draw_velocities", batch, first, n);
   detail::require("baton::dynamics::draw_velocities", "temperature", temperature,
                   temperature >= 0 && std::isfinite(temperature), ">= 0 and finite");

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "baton/dynamics/checks.hpp"
+#include "baton/dynamics/detail/checks.hpp"
 #include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
@@ -39,8 +39,8 @@ inline constexpr std::int64_t initial_velocity_step = -1;
 /// Draws Maxwell-Boltzmann velocities at `temperature` for slots [first, first + n): component c
 /// of atom a (index in its system) of system `id` is sqrt(T / m) times random_normal(seed, id,
 /// initial_velocity_step, a, c); then the centre-of-mass velocity is removed.
-void draw_velocities(SystemsBatch& batch, int first, int n, double temperature, std::uint64_t seed,
-                     const Units& units = Units::lj());
+void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temperature,
+                     std::uint64_t seed, const Units& units = Units::lj());
 
 /// The "nve" stage: params.steps velocity-Verlet steps per system, then Finished.
 template <class Potential = LennardJones>
@@ -49,8 +49,8 @@ class VerletStage : public Stage {
   explicit VerletStage(Potential potential = {}, VerletParams params = {});
   std::string name() const override { return "nve"; }
   /// Draws velocities (if params.temperature >= 0) and computes forces.
-  void enter(SystemsBatch& batch, int first, int n) override;
-  void advance(SystemsBatch& batch, int max_steps) override;
+  void enter(systems::SystemsBatch& batch, int first, int n) override;
+  void advance(systems::SystemsBatch& batch, int max_steps) override;
   double cost_estimate() const override { return static_cast<double>(params_.steps); }
   long step_limit() const override { return params_.steps; }
 
@@ -75,7 +75,7 @@ VerletStage<Potential>::VerletStage(Potential potential, VerletParams params)
 }
 
 template <class Potential>
-void VerletStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
+void VerletStage<Potential>::enter(systems::SystemsBatch& batch, int first, int n) {
   detail::check_slots("VerletStage::enter", batch, first, n);
   if (params_.temperature >= 0 && n > 0)
     draw_velocities(batch, first, n, params_.temperature, params_.seed, params_.units);
@@ -83,7 +83,7 @@ void VerletStage<Potential>::enter(SystemsBatch& batch, int first, int n) {
 }
 
 template <class Potential>
-void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
+void VerletStage<Potential>::advance(systems::SystemsBatch& batch, int max_steps) {
   detail::check_max_steps("VerletStage::advance", max_steps);
   const int n = batch.num_systems();
   if (n == 0 || max_steps == 0)
@@ -92,7 +92,7 @@ void VerletStage<Potential>::advance(SystemsBatch& batch, int max_steps) {
   const double dt = params_.dt;
   const double ftm2v = params_.units.ftm2v;
   const long limit = params_.steps;
-  constexpr int active = static_cast<int>(SystemStatus::Active);
+  constexpr int active = static_cast<int>(systems::SystemStatus::Active);
   lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
   do {  // again for the rest of the steps when a neighbour list had to grow
     const detail::StageViews sv(batch, lists_);

@@ -1,5 +1,5 @@
 #include "baton/pipeline/driver.hpp"
-#include "baton/pipeline/driver_impl.hpp"
+#include "baton/pipeline/detail/driver_impl.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,23 +13,23 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
-#include "baton/dynamics/host_transfer.hpp"
-#include "baton/pipeline/collector.hpp"
-#include "baton/pipeline/feeder.hpp"
-#include "baton/pipeline/links.hpp"
-#include "baton/pipeline/overflow.hpp"
-#include "baton/pipeline/runner.hpp"
-#include "baton/pipeline/wire.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/pipeline/detail/collector.hpp"
+#include "baton/pipeline/detail/feeder.hpp"
+#include "baton/pipeline/detail/links.hpp"
+#include "baton/pipeline/detail/overflow.hpp"
+#include "baton/pipeline/detail/runner.hpp"
+#include "baton/systems/codec.hpp"
+#include "baton/systems/host_transfer.hpp"
 #include "baton/transport/objects.hpp"
 
 namespace baton::pipeline {
 
 using detail::counts;
-using dynamics::BatchCapacity;
-using dynamics::HostSystem;
-using dynamics::SystemsBatch;
-using dynamics::SystemStatus;
+using systems::BatchCapacity;
+using systems::HostSystem;
+using systems::SystemsBatch;
+using systems::SystemStatus;
 
 Driver::Driver(const Communicator& comm, Pipeline pipeline, Settings settings)
     : comm_(Communicator::duplicate(comm.raw())),
@@ -122,9 +122,9 @@ bool Driver::step() {
   if (!done_) {
     if (start_ < 0)
       start_ = TimerRegistry::now();
-    const dynamics::HostSyncs before = dynamics::host_syncs();
+    const systems::HostSyncs before = systems::host_syncs();
     const auto count_syncs = [&] {
-      const dynamics::HostSyncs after = dynamics::host_syncs();
+      const systems::HostSyncs after = systems::host_syncs();
       host_syncs_.bookkeeping += after.bookkeeping - before.bookkeeping;
       host_syncs_.payload += after.payload - before.payload;
     };
@@ -240,17 +240,17 @@ void Driver::take_in() {
   const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
   detail::Runner& first = m.runners.front();
   for (detail::Arrival& a : m.arrivals) {
-    const WireIndex index = m.snapshot->index(a.wire, a.max_systems, a.at);
+    const systems::PackedIndex index = m.snapshot->index(a.wire, a.max_systems, a.at);
     detail::accept_handoff(c, m.up[a.link], index.header);
     if (index.header.new_species())  // labels the sender named since its last hand-off here
       detail::receive_species(c, m.up[a.link], species_);
     if (index.header.systems == 0)
       continue;
-    a.wire.index = std::make_shared<const WireIndex>(index);
+    a.wire.index = std::make_shared<const systems::PackedIndex>(index);
     int slot = 0;
     {
       auto t = timers_.scope("receive");
-      slot = unpack_systems(first.batch, a.wire);  // failed systems arrive Finished
+      slot = systems::unpack_systems(first.batch, a.wire);  // failed systems arrive Finished
       detail::note_arrivals(first, slot);
     }
     auto t = timers_.scope(first.counters.name + " compute");
@@ -270,9 +270,9 @@ void Driver::finish_stages() {
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
       detail::move_held(r, m.runners[i + 1]);
     } else if (m.last_segment) {
-      const std::vector<int> done = detail::slots_with(r.batch, SystemStatus::Held);
+      const std::vector<int> done = detail::slots_with(r.batch, systems::SystemStatus::Held);
       if (!done.empty()) {
-        m.collector->add(pack_systems(r.batch, done), species_);
+        m.collector->add(systems::pack_systems(r.batch, done), species_);
         r.batch.remove(done);
       }
     } else if (m.overflow) {
@@ -298,19 +298,19 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
   const HookContext where{r.counters.stage, r.counters.name, step_, comm_.rank(),
                           pipeline_.names()};
   if (!finished.empty()) {
-    const std::vector<HostSystem> systems =
-        dynamics::copy_systems_to_host(r.batch, finished, species_);
+    const std::vector<systems::HostSystem> systems =
+        systems::copy_systems_to_host(r.batch, finished, species_);
     for (Hook* h : hooks)
       h->on_finished(where, systems);
   }
   const auto due = [&](const Hook* h) { return h->every() > 0 && step_ % h->every() == 0; };
   if (std::none_of(hooks.begin(), hooks.end(), due))
     return;
-  const std::vector<int> running = detail::slots_with(r.batch, SystemStatus::Active);
+  const std::vector<int> running = detail::slots_with(r.batch, systems::SystemStatus::Active);
   if (running.empty())
     return;
-  const std::vector<HostSystem> systems =
-      dynamics::copy_systems_to_host(r.batch, running, species_);
+  const std::vector<systems::HostSystem> systems =
+      systems::copy_systems_to_host(r.batch, running, species_);
   for (Hook* h : hooks)
     if (due(h))
       h->on_step(where, systems);
@@ -332,12 +332,13 @@ long Driver::systems_here() const {
 
 // Assigns the systems waiting in `out` (in slot order) to downstream links with credit,
 // round-robin.
-std::vector<std::vector<int>> Driver::assign_downstream(const SystemsBatch& out, bool all) {
+std::vector<std::vector<int>> Driver::assign_downstream(const systems::SystemsBatch& out,
+                                                        bool all) {
   Impl& m = *impl_;
-  const std::vector<dynamics::HostSlot>& slots = out.host_slots();
+  const std::vector<systems::HostSlot>& slots = out.host_slots();
   std::vector<std::vector<int>> assigned(m.down.size());
   for (std::size_t s = 0; s < slots.size(); ++s) {
-    if (!all && slots[s].status != static_cast<int>(SystemStatus::Held))
+    if (!all && slots[s].status != static_cast<int>(systems::SystemStatus::Held))
       continue;
     const int atoms = slots[s].count;
     for (std::size_t j = 0; j < m.down.size(); ++j) {
@@ -366,7 +367,7 @@ bool Driver::send_downstream() {
     for (detail::DownLink& d : m.down)
       detail::collect_owed_credit(c, d);
   // In the overflow sink every system is waiting; in a stage batch only the Held ones.
-  SystemsBatch& out = m.overflow ? m.overflow->device() : m.runners.back().batch;
+  systems::SystemsBatch& out = m.overflow ? m.overflow->device() : m.runners.back().batch;
   const std::vector<std::vector<int>> assigned = assign_downstream(out, m.overflow.has_value());
   std::vector<int> all_assigned;
   for (const std::vector<int>& a : assigned)
@@ -376,8 +377,8 @@ bool Driver::send_downstream() {
   for (std::size_t l = 0; l < m.down.size(); ++l) {
     detail::DownLink& d = m.down[l];
     const std::int64_t flags =
-        (eos ? wire_end_of_stream : 0) | detail::send_species(c, d, species_);
-    const WireBatch wire = pack_systems(out, assigned[l], flags);
+        (eos ? systems::packed_end_of_stream : 0) | detail::send_species(c, d, species_);
+    const systems::PackedSystems wire = systems::pack_systems(out, assigned[l], flags);
     detail::send_handoff(c, d, wire, eos);
     c.note("sent to rank " + std::to_string(d.rank) + " (tag " + std::to_string(detail::data_tag) +
            "): " + std::to_string(assigned[l].size()) + " systems" +
@@ -404,10 +405,10 @@ void Driver::grant_and_feed() {
   if (!m.up.empty())
     detail::grant_credit(c, m.up, first.batch.free());
   if (m.feeder) {
-    std::vector<HostSystem> take = m.feeder->take(first.batch.free());
+    std::vector<systems::HostSystem> take = m.feeder->take(first.batch.free());
     if (!take.empty()) {
       const int slot = first.batch.num_systems();
-      dynamics::append_systems(first.batch, take, species_);
+      systems::append_systems(first.batch, take, species_);
       auto t = timers_.scope(first.counters.name + " compute");
       first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
     }
@@ -426,8 +427,8 @@ void Driver::expect_credit() {
 // error_when_full: anything finished that went neither downstream nor into the sink is an error.
 void Driver::check_not_full() {
   Impl& m = *impl_;
-  const auto waiting =
-      static_cast<long>(detail::slots_with(m.runners.back().batch, SystemStatus::Held).size());
+  const auto waiting = static_cast<long>(
+      detail::slots_with(m.runners.back().batch, systems::SystemStatus::Held).size());
   if (waiting > 0)
     throw Error("baton::pipeline: rank " + std::to_string(comm_.rank()) + ", stage '" +
                 m.runners.back().counters.name + "': " + std::to_string(waiting) +
@@ -520,21 +521,22 @@ void Driver::run(const std::function<void()>& after_step) {
   });
 }
 
-std::vector<HostSystem> Driver::gather_results(int root) {
+std::vector<systems::HostSystem> Driver::gather_results(int root) {
   Impl& m = *impl_;
   if (streamed_)  // known alike on every rank since setup
     throw Error("baton::pipeline::Driver::gather_results: the results went to the sink");
   check_rank(comm_, root, "baton::pipeline::Driver::gather_results");
-  std::vector<HostSystem> out;
+  std::vector<systems::HostSystem> out;
   std::string problem;
   if (comm_.rank() == 0) {
     out = std::move(m.collector->kept());
     std::vector<std::int64_t> expected = m.feeder->ids();
     std::sort(expected.begin(), expected.end());
-    std::sort(out.begin(), out.end(),
-              [](const HostSystem& a, const HostSystem& b) { return a.id < b.id; });
+    std::sort(
+        out.begin(), out.end(),
+        [](const systems::HostSystem& a, const systems::HostSystem& b) { return a.id < b.id; });
     std::vector<std::int64_t> got;
-    for (const HostSystem& s : out)
+    for (const systems::HostSystem& s : out)
       got.push_back(s.id);
     if (got != expected) {
       std::ostringstream why;
@@ -562,10 +564,11 @@ std::vector<HostSystem> Driver::gather_results(int root) {
   std::vector<std::string> names = species_.names();
   broadcast_object(comm_, names, 0);
   if (comm_.rank() == 0) {
-    dynamics::SpeciesTable table = species_;
-    const HostWire w = encode_host_systems(out, table, static_cast<int>(pipeline_.size()));
-    send_view(comm_, host_ints_view(w), root, detail::data_tag);
-    send_view(comm_, host_reals_view(w), root, detail::data_tag);
+    systems::SpeciesTable table = species_;
+    const systems::HostPacked w =
+        systems::encode_host_systems(out, table, static_cast<int>(pipeline_.size()));
+    send_view(comm_, systems::host_ints_view(w), root, detail::data_tag);
+    send_view(comm_, systems::host_reals_view(w), root, detail::data_tag);
     return {};
   }
   if (comm_.rank() != root)
@@ -574,7 +577,8 @@ std::vector<HostSystem> Driver::gather_results(int root) {
     species_.index(label);
   const auto ints = recv_view<detail::HostInts>(comm_, 0, detail::data_tag);
   const auto reals = recv_view<detail::HostReals>(comm_, 0, detail::data_tag);
-  return decode_host_systems(ints.data(), ints.extent(0), reals.data(), reals.extent(0), species_);
+  return systems::decode_host_systems(ints.data(), ints.extent(0), reals.data(), reals.extent(0),
+                                      species_);
 }
 
 }  // namespace baton::pipeline

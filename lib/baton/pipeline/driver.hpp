@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
-#include "baton/dynamics/host_system.hpp"
-#include "baton/dynamics/systems_batch.hpp"
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
 #include "baton/pipeline/settings.hpp"
 #include "baton/pipeline/sink.hpp"
 #include "baton/pipeline/source.hpp"
 #include "baton/pipeline/stage_counters.hpp"
+#include "baton/systems/host_system.hpp"
+#include "baton/systems/systems_batch.hpp"
 #include "baton/timing/timers.hpp"
 
 namespace baton::pipeline {
@@ -57,7 +57,7 @@ class Driver {
   void setup(SystemSource& source);
   /// setup() with the systems of `input` (read on rank 0 only; the others may pass nothing). The
   /// vector must outlive the run.
-  void setup(const std::vector<dynamics::HostSystem>& input);
+  void setup(const std::vector<systems::HostSystem>& input);
 
   /// One pipeline step on this rank: receive, advance every local stage, hand on, exchange credit.
   /// Returns false once this rank is done (in synchronized mode: once every rank is done).
@@ -82,7 +82,7 @@ class Driver {
   /// cell (others get an empty vector). Checks that every input system came out exactly once;
   /// throws the same baton::Error on every rank if not. Not with write_results_to() (the results
   /// went to the sink).
-  std::vector<dynamics::HostSystem> gather_results(int root = 0);
+  std::vector<systems::HostSystem> gather_results(int root = 0);
 
   const RankPlan& plan() const noexcept { return plan_; }
   const Communicator& communicator() const noexcept { return comm_; }
@@ -107,11 +107,11 @@ class Driver {
   long failed_count() const noexcept;
   /// Seconds from the first step to the moment this rank was done.
   double wall_seconds() const noexcept { return wall_; }
-  /// Device-to-host reads this rank's steps made so far (dynamics::host_syncs() counted over its
+  /// Device-to-host reads this rank's steps made so far (systems::host_syncs() counted over its
   /// step() calls), by kind. On a GPU each is a synchronisation with the device.
-  dynamics::HostSyncs host_syncs() const noexcept { return host_syncs_; }
-  /// host_syncs().total() / steps_taken() (0 before the first step). See docs/pipeline.md, "What a
-  /// step reads back".
+  systems::HostSyncs host_syncs() const noexcept { return host_syncs_; }
+  /// systems::host_syncs().total() / steps_taken() (0 before the first step). See docs/pipeline.md,
+  /// "What a step reads back".
   double host_syncs_per_step() const noexcept {
     return step_ > 0 ? static_cast<double>(host_syncs_.total()) / static_cast<double>(step_) : 0.0;
   }
@@ -122,13 +122,10 @@ class Driver {
   /// on every rank from setup; a label the source meets later is named on rank 0 when it is read,
   /// and on another rank when the first hand-off carrying it arrives there (before its systems
   /// enter a batch or a hook sees them). Every rank gives a label the same index.
-  const dynamics::SpeciesTable& species() const noexcept { return species_; }
+  const systems::SpeciesTable& species() const noexcept { return species_; }
   /// Rank 0: takes the finished systems that arrived (finished_count()), and says whether some
   /// last-stage rank has not sent its last ones yet. Elsewhere: false.
   bool poll_progress();
-  /// Kept for compatibility: finished systems always reach rank 0 as they finish, so rank 0's
-  /// finished_count() is global whatever `on` is.
-  void track_progress(bool on) noexcept { (void)on; }
 
  private:
   void step_once();
@@ -147,10 +144,10 @@ class Driver {
   void call_hooks(detail::Runner& r, const std::vector<int>& finished);
   void build_links();
   void make_overflow_chain();
-  std::vector<double> stage_costs(SystemSource& source, std::deque<dynamics::HostSystem>& ahead);
+  std::vector<double> stage_costs(SystemSource& source, std::deque<systems::HostSystem>& ahead);
   bool inputs_done();
   long systems_here() const;
-  std::vector<std::vector<int>> assign_downstream(const dynamics::SystemsBatch& out, bool all);
+  std::vector<std::vector<int>> assign_downstream(const systems::SystemsBatch& out, bool all);
   detail::LinkContext context(CommMode mode);
   CommMode mode_into(int stage) const;
   std::ostream& log() const;
@@ -167,12 +164,12 @@ class Driver {
   long finished_seen_ = 0;
   double wall_ = 0.0;
   double start_ = -1.0;
-  dynamics::HostSyncs host_syncs_;
+  systems::HostSyncs host_syncs_;
   int node_rank_ = 0;
   ResultSink* sink_ = nullptr;
   bool streamed_ = false;  ///< rank 0 has a sink (set alike on every rank by setup)
   TimerRegistry timers_;
-  dynamics::SpeciesTable species_;
+  systems::SpeciesTable species_;
   std::unique_ptr<Impl> impl_;
 };
 

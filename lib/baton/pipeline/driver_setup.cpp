@@ -1,7 +1,7 @@
 // Driver setup: checks, the plan (with measured stage costs), this rank's stages, links, overflow
 // chain, feeder and collector.
+#include "baton/pipeline/detail/driver_impl.hpp"
 #include "baton/pipeline/driver.hpp"
-#include "baton/pipeline/driver_impl.hpp"
 
 #include <unistd.h>
 
@@ -19,27 +19,27 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
-#include "baton/dynamics/host_transfer.hpp"
-#include "baton/pipeline/calibrate.hpp"
-#include "baton/pipeline/collector.hpp"
-#include "baton/pipeline/feeder.hpp"
-#include "baton/pipeline/links.hpp"
-#include "baton/pipeline/overflow.hpp"
-#include "baton/pipeline/runner.hpp"
-#include "baton/pipeline/wire.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/pipeline/detail/calibrate.hpp"
+#include "baton/pipeline/detail/collector.hpp"
+#include "baton/pipeline/detail/feeder.hpp"
+#include "baton/pipeline/detail/links.hpp"
+#include "baton/pipeline/detail/overflow.hpp"
+#include "baton/pipeline/detail/runner.hpp"
+#include "baton/systems/codec.hpp"
+#include "baton/systems/host_transfer.hpp"
 #include "baton/transport/objects.hpp"
 
 namespace baton::pipeline {
 
 using detail::counts;
-using dynamics::BatchCapacity;
-using dynamics::HostSystem;
-using dynamics::SystemsBatch;
+using systems::BatchCapacity;
+using systems::HostSystem;
+using systems::SystemsBatch;
 
-void Driver::setup(const std::vector<HostSystem>& input) {
+void Driver::setup(const std::vector<systems::HostSystem>& input) {
   // Rank 0's copy, given away system by system as the run takes them in.
-  impl_->vector_source.emplace(comm_.rank() == 0 ? input : std::vector<HostSystem>{});
+  impl_->vector_source.emplace(comm_.rank() == 0 ? input : std::vector<systems::HostSystem>{});
   std::string problem;
   if (comm_.rank() == 0)
     problem = impl_->vector_source->problem();
@@ -65,7 +65,8 @@ std::int64_t upstream_ranks(const RankPlan& plan, std::size_t segment, int stage
 // over its upstream ranks) and the overflow sink hold it; throws if some share holds no system, or
 // if a system of `largest` atoms (>= 0) does not fit.
 std::int64_t check_capacities(const RankPlan& plan, const std::vector<StageSpec>& specs,
-                              BatchCapacity overflow, BatchCapacity host, std::int64_t largest) {
+                              systems::BatchCapacity overflow, systems::BatchCapacity host,
+                              std::int64_t largest) {
   std::int64_t most = std::numeric_limits<std::int64_t>::max();
   for (std::size_t g = 0; g < plan.segments.size(); ++g) {
     for (int s = plan.segments[g].first_stage; s <= plan.segments[g].last_stage; ++s) {
@@ -126,8 +127,8 @@ void Driver::setup(SystemSource& source) {
   const int k = static_cast<int>(specs.size());
   // What rank 0 knows of the input: count, largest system, whether results stream to a sink.
   std::array<std::int64_t, 3> facts{-1, -1, 0};
-  std::vector<double> costs;     // of each stage, decided on rank 0
-  std::deque<HostSystem> ahead;  // rank 0: input read to measure the costs
+  std::vector<double> costs;              // of each stage, decided on rank 0
+  std::deque<systems::HostSystem> ahead;  // rank 0: input read to measure the costs
   on_every_rank(comm_, [&] {
     check_specs(specs, settings_);
     if (!settings_.stage_ranks.empty() && !settings_.ranks_per_stage.empty())
@@ -165,7 +166,7 @@ void Driver::setup(SystemSource& source) {
   on_every_rank(comm_, [&] {
     for (int s = seg.first_stage; s <= seg.last_stage; ++s) {
       const StageSpec& spec = specs[static_cast<std::size_t>(s)];
-      detail::Runner r{spec.make(), SystemsBatch(spec.capacity, k), StageCounters{}, {}};
+      detail::Runner r{spec.make(), systems::SystemsBatch(spec.capacity, k), StageCounters{}, {}};
       r.counters.stage = s;
       r.counters.name = spec.name;
       m.runners.push_back(std::move(r));
@@ -176,7 +177,7 @@ void Driver::setup(SystemSource& source) {
     build_links();
     if (comm_.rank() == 0) {
       std::vector<detail::DownLink> feed;
-      const BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
+      const systems::BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
       for (int r : plan_.segments.front().ranks)
         if (r != 0)
           feed.emplace_back(r, cap.systems, cap.atoms);
@@ -196,7 +197,7 @@ void Driver::setup(SystemSource& source) {
       snapshot_size += detail::Snapshot::batch_size(r.batch.capacity());
     }
     for (detail::UpLink& u : m.up) {
-      snapshot_size += wire_index_size(static_cast<int>(u.share_systems));
+      snapshot_size += systems::packed_index_size(static_cast<int>(u.share_systems));
       detail::allocate_handoff_buffers(u, k);
     }
     m.snapshot.emplace(snapshot_size);
@@ -209,7 +210,8 @@ void Driver::setup(SystemSource& source) {
   timers_.reset_origin();
 }
 
-std::vector<double> Driver::stage_costs(SystemSource& source, std::deque<HostSystem>& ahead) {
+std::vector<double> Driver::stage_costs(SystemSource& source,
+                                        std::deque<systems::HostSystem>& ahead) {
   const std::vector<StageSpec>& specs = pipeline_.stages();
   std::vector<double> costs;
   bool given = false;
@@ -222,19 +224,19 @@ std::vector<double> Driver::stage_costs(SystemSource& source, std::deque<HostSys
       !settings_.ranks_per_stage.empty())
     return costs;
   // A sample of the first input systems that every stage's batch holds.
-  BatchCapacity room{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
+  systems::BatchCapacity room{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
   for (const StageSpec& spec : specs)
     room = {std::min(room.systems, spec.capacity.systems),
             std::min(room.atoms, spec.capacity.atoms)};
-  std::vector<HostSystem> sample;
+  std::vector<systems::HostSystem> sample;
   while (ahead.size() < 8) {
-    std::optional<HostSystem> s = source.next();
+    std::optional<systems::HostSystem> s = source.next();
     if (!s)
       break;
     ahead.push_back(std::move(*s));
-    const HostSystem& last = ahead.back();
+    const systems::HostSystem& last = ahead.back();
     const auto atoms = static_cast<int>(last.size());
-    if (!dynamics::host_system_problem(last).empty() || room.systems < 1 || room.atoms < atoms)
+    if (!systems::host_system_problem(last).empty() || room.systems < 1 || room.atoms < atoms)
       break;  // the feeder reports a bad system; the sample ends before it
     room = {room.systems - 1, room.atoms - atoms};
     sample.push_back(last);
@@ -251,9 +253,9 @@ std::vector<double> Driver::stage_costs(SystemSource& source, std::deque<HostSys
 }
 
 void Driver::make_overflow_chain() {
-  const BatchCapacity host = settings_.host_overflow;
+  const systems::BatchCapacity host = settings_.host_overflow;
   const bool later = host.systems > 0 || !settings_.spill_directory.empty();
-  BatchCapacity device = settings_.overflow;
+  systems::BatchCapacity device = settings_.overflow;
   if (device.systems < 1 && later)  // the chain starts on the device: the next stage's size
     device = pipeline_
                  .stages()[static_cast<std::size_t>(
@@ -277,7 +279,7 @@ void Driver::build_links() {
   Impl& m = *impl_;
   const std::vector<StageSpec>& specs = pipeline_.stages();
   const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
-  const BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
+  const systems::BatchCapacity cap = specs[static_cast<std::size_t>(seg.first_stage)].capacity;
   if (segment_ > 0) {
     const Segment& prev = plan_.segments[static_cast<std::size_t>(segment_) - 1];
     const auto n_up = static_cast<std::int64_t>(prev.ranks.size());
@@ -288,7 +290,8 @@ void Driver::build_links() {
   }
   if (!m.last_segment) {
     const Segment& next = plan_.segments[static_cast<std::size_t>(segment_) + 1];
-    const BatchCapacity next_cap = specs[static_cast<std::size_t>(next.first_stage)].capacity;
+    const systems::BatchCapacity next_cap =
+        specs[static_cast<std::size_t>(next.first_stage)].capacity;
     const auto n_here = static_cast<std::int64_t>(seg.ranks.size());
     for (int r : next.ranks)
       m.down.emplace_back(r, next_cap.systems / n_here, next_cap.atoms / n_here);

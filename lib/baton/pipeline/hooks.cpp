@@ -4,8 +4,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "baton/dynamics/xyz.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/systems/xyz.hpp"
 
 namespace baton::pipeline {
 
@@ -21,17 +21,17 @@ std::string XyzSnapshots::file_name(const std::string& prefix, const std::string
 }
 
 void XyzSnapshots::on_step(const HookContext& where,
-                           const std::vector<dynamics::HostSystem>& running) {
+                           const std::vector<systems::HostSystem>& running) {
   const std::string path = file_name(prefix_, where.stage_name, where.rank);
   std::ostringstream text;
-  dynamics::write_xyz(text, running, where.stage_names);  // steps_<stage> as in results files
+  systems::write_xyz(text, running, where.stage_names);  // steps_<stage> as in results files
   // The step goes into every frame's comment line, after its atom count.
   std::istringstream in(text.str());
   std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out)
     throw Error("baton::pipeline::XyzSnapshots: cannot open '" + path + "' for writing");
   std::string line;
-  for (const dynamics::HostSystem& s : running) {
+  for (const systems::HostSystem& s : running) {
     std::getline(in, line);
     out << line << '\n';
     std::getline(in, line);
@@ -48,8 +48,8 @@ void XyzSnapshots::on_step(const HookContext& where,
 }
 
 void LogHook::on_finished(const HookContext& where,
-                          const std::vector<dynamics::HostSystem>& systems) {
-  for (const dynamics::HostSystem& s : systems) {
+                          const std::vector<systems::HostSystem>& systems) {
+  for (const systems::HostSystem& s : systems) {
     const long steps = static_cast<std::size_t>(where.stage) < s.stage_steps.size()
                            ? static_cast<long>(s.stage_steps[static_cast<std::size_t>(where.stage)])
                            : 0;

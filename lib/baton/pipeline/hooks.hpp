@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/dynamics/host_system.hpp"
+#include "baton/systems/host_system.hpp"
 
 namespace baton::pipeline {
 
@@ -25,8 +25,8 @@ struct HookContext {
   std::string stage_name;  ///< its name
   long step = 0;           ///< the pipeline step on this rank (from 1)
   int rank = 0;            ///< this rank in the driver's communicator
-  /// Every stage's name, in pipeline order: the names of HostSystem::stage_steps' entries (as
-  /// write_xyz() takes them, for keys such as `steps_fire`).
+  /// Every stage's name, in pipeline order: the names of systems::HostSystem::stage_steps' entries
+  /// (as systems::write_xyz() takes them, for keys such as `steps_fire`).
   std::vector<std::string> stage_names;
 };
 
@@ -34,16 +34,16 @@ class Hook {
  public:
   virtual ~Hook() = default;
   /// Systems that just finished the stage (converged, out of budget, or failed: see
-  /// HostSystem::failed), as they leave its advance().
+  /// systems::HostSystem::failed), as they leave its advance().
   virtual void on_finished(const HookContext& where,
-                           const std::vector<dynamics::HostSystem>& systems) {
+                           const std::vector<systems::HostSystem>& systems) {
     (void)where;
     (void)systems;
   }
   /// Pipeline steps between on_step() calls (0: never).
   virtual long every() const { return 0; }
   /// Every every() pipeline steps: the systems still running in the stage (none: not called).
-  virtual void on_step(const HookContext& where, const std::vector<dynamics::HostSystem>& running) {
+  virtual void on_step(const HookContext& where, const std::vector<systems::HostSystem>& running) {
     (void)where;
     (void)running;
   }
@@ -58,7 +58,7 @@ class XyzSnapshots : public Hook {
   /// The file a stage's snapshots on a rank go to: `<prefix>.<stage_name>.rank<rank>.xyz`.
   static std::string file_name(const std::string& prefix, const std::string& stage_name, int rank);
   long every() const override { return every_; }
-  void on_step(const HookContext& where, const std::vector<dynamics::HostSystem>& running) override;
+  void on_step(const HookContext& where, const std::vector<systems::HostSystem>& running) override;
   /// Frames written so far by this hook on this rank.
   long frames() const noexcept { return frames_; }
 
@@ -74,7 +74,7 @@ class LogHook : public Hook {
  public:
   explicit LogHook(std::ostream& out) : out_(out) {}
   void on_finished(const HookContext& where,
-                   const std::vector<dynamics::HostSystem>& systems) override;
+                   const std::vector<systems::HostSystem>& systems) override;
 
  private:
   std::ostream& out_;

@@ -11,20 +11,20 @@
 #include <vector>
 
 #include "baton/dynamics/stage.hpp"
-#include "baton/dynamics/systems_batch.hpp"
 #include "baton/pipeline/hooks.hpp"
 #include "baton/pipeline/settings.hpp"
+#include "baton/systems/systems_batch.hpp"
 
 namespace baton::pipeline {
 
 /// Makes one stage object; called once on every rank that runs the stage.
-using StageFactory = std::function<std::unique_ptr<Stage>()>;
+using StageFactory = std::function<std::unique_ptr<dynamics::Stage>()>;
 
 /// One stage of a pipeline description.
 struct StageSpec {
-  std::string name;                              ///< as in reports and XYZ keys
-  StageFactory make;                             ///< builds the stage on the ranks that run it
-  dynamics::BatchCapacity capacity{256, 16384};  ///< batch of each rank that runs it
+  std::string name;                             ///< as in reports and XYZ keys
+  StageFactory make;                            ///< builds the stage on the ranks that run it
+  systems::BatchCapacity capacity{256, 16384};  ///< batch of each rank that runs it
   double cost = 0.0;  ///< relative cost per system; 0: ask the stage's cost_estimate()
   /// Called on the ranks that run this stage (hooks.hpp); shared by those ranks' copies of the spec
   /// within a process.
@@ -35,9 +35,9 @@ struct StageSpec {
 
 /// Makes a StageSpec for a stage type constructed from `args` (copied into the factory).
 template <class S, class... Args>
-StageSpec make_stage(dynamics::BatchCapacity capacity, Args... args) {
+StageSpec make_stage(systems::BatchCapacity capacity, Args... args) {
   StageSpec spec;
-  spec.make = [args...] { return std::unique_ptr<Stage>(new S(args...)); };
+  spec.make = [args...] { return std::unique_ptr<dynamics::Stage>(new S(args...)); };
   spec.name = spec.make()->name();
   spec.capacity = capacity;
   return spec;
@@ -47,9 +47,9 @@ StageSpec make_stage(dynamics::BatchCapacity capacity, Args... args) {
 /// `make_stage<dynamics::FireStage>(capacity, dynamics::Morse{}, fire)` makes a
 /// `FireStage<Morse>`.
 template <template <class...> class S, class... Args>
-StageSpec make_stage(dynamics::BatchCapacity capacity, Args... args) {
+StageSpec make_stage(systems::BatchCapacity capacity, Args... args) {
   StageSpec spec;
-  spec.make = [args...] { return std::unique_ptr<Stage>(new S(args...)); };
+  spec.make = [args...] { return std::unique_ptr<dynamics::Stage>(new S(args...)); };
   spec.name = spec.make()->name();
   spec.capacity = capacity;
   return spec;

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton::pipeline {
 

@@ -1,7 +1,7 @@
 #include "baton/pipeline/settings.hpp"
 
+#include "baton/core/error.hpp"
 #include "baton/pipeline/pipeline.hpp"
-#include "baton/runtime/error.hpp"
 
 namespace baton::pipeline {
 

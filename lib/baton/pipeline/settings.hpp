@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/dynamics/systems_batch.hpp"
 #include "baton/pipeline/hooks.hpp"
+#include "baton/systems/systems_batch.hpp"
 
 namespace baton::pipeline {
 
@@ -40,9 +40,9 @@ struct Settings {
   /// The overflow chain of each rank that feeds a later stage: where finished systems wait when the
   /// next stage has no room, tried in order. First a device batch of this capacity ({0, 0}: none;
   /// when only the later links are given, it gets the next stage's capacity) ...
-  dynamics::BatchCapacity overflow{0, 0};
+  systems::BatchCapacity overflow{0, 0};
   /// ... then a bounded host buffer ({0, 0}: none) ...
-  dynamics::BatchCapacity host_overflow{0, 0};
+  systems::BatchCapacity host_overflow{0, 0};
   /// ... then a spill file in this directory (empty: none), baton-spill.<pid>.rank<r>.bin, removed
   /// at the end. Without any link, finished systems wait in their batch slots and the stage takes
   /// in less. Nothing is ever dropped.

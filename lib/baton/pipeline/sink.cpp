@@ -10,8 +10,8 @@
 #include <sstream>
 #include <utility>
 
-#include "baton/dynamics/xyz.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/systems/xyz.hpp"
 
 namespace baton::pipeline {
 
@@ -228,9 +228,9 @@ std::string run_differences(const RunDescription& there, const RunDescription& n
 ResultsOnDisk scan_results(const std::string& path) {
   ResultsOnDisk out;
   const Lines lines = read_lines(path);
-  dynamics::XyzReader reader(path);
+  systems::XyzReader reader(path);
   try {
-    while (std::optional<dynamics::HostSystem> s = reader.next()) {
+    while (std::optional<systems::HostSystem> s = reader.next()) {
       const std::int64_t end = reader.offset();
       if (end > lines.complete_end)
         break;  // its last line was cut
@@ -262,21 +262,21 @@ XyzFileSink::XyzFileSink(std::string path, std::vector<std::string> stage_names,
     file_.keep_partial();  // the earlier run's results stay, whatever happens
 }
 
-void XyzFileSink::write(const std::vector<dynamics::HostSystem>& systems) {
+void XyzFileSink::write(const std::vector<systems::HostSystem>& systems) {
   if (systems.empty())
     return;
   if (in_file() == 0 && !run_.empty()) {
     // The file's first frame carries the run's description in its comment line.
     std::ostringstream first;
-    dynamics::write_xyz(first, {systems.front()}, stages_);
+    systems::write_xyz(first, {systems.front()}, stages_);
     std::string frame = first.str();
     const std::size_t comment_end = frame.find('\n', frame.find('\n') + 1);
     frame.insert(comment_end, std::string(" ") + run_key + run_ + "\"");
     file_.stream() << frame;
-    const std::vector<dynamics::HostSystem> rest(systems.begin() + 1, systems.end());
-    dynamics::write_xyz(file_.stream(), rest, stages_);
+    const std::vector<systems::HostSystem> rest(systems.begin() + 1, systems.end());
+    systems::write_xyz(file_.stream(), rest, stages_);
   } else {
-    dynamics::write_xyz(file_.stream(), systems, stages_);
+    systems::write_xyz(file_.stream(), systems, stages_);
   }
   file_.flush();
   file_.keep_partial();  // from the first result on, an unfinished run's results stay for resume

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "baton/dynamics/host_system.hpp"
-#include "baton/runtime/atomic_file.hpp"
+#include "baton/core/atomic_file.hpp"
+#include "baton/systems/host_system.hpp"
 
 namespace baton::pipeline {
 
@@ -21,7 +21,7 @@ class ResultSink {
   virtual ~ResultSink() = default;
   /// Systems that just came out of the last stage (atoms wrapped into periodic cells), in the order
   /// they arrived. A failed system is among them, marked failed with its reason.
-  virtual void write(const std::vector<dynamics::HostSystem>& systems) = 0;
+  virtual void write(const std::vector<systems::HostSystem>& systems) = 0;
   /// After the last write of a run in which every rank succeeded: makes the output complete.
   virtual void finish() {}
 };
@@ -60,7 +60,7 @@ class XyzFileSink : public ResultSink {
   static constexpr const char* partial_suffix = ".part";
   XyzFileSink(std::string path, std::vector<std::string> stage_names, bool resume = false,
               RunDescription run = {});
-  void write(const std::vector<dynamics::HostSystem>& systems) override;
+  void write(const std::vector<systems::HostSystem>& systems) override;
   void finish() override;
   /// Ids of the systems an earlier run finished (resume), sorted.
   const std::vector<std::int64_t>& done_ids() const noexcept { return done_; }

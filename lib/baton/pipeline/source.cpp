@@ -3,25 +3,25 @@
 #include <algorithm>
 #include <utility>
 
-#include "baton/dynamics/host_transfer.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
+#include "baton/systems/host_transfer.hpp"
 
 namespace baton::pipeline {
 
-VectorSource::VectorSource(std::vector<dynamics::HostSystem> systems)
+VectorSource::VectorSource(std::vector<systems::HostSystem> systems)
     : systems_(std::move(systems)) {
-  for (const dynamics::HostSystem& s : systems_)
+  for (const systems::HostSystem& s : systems_)
     largest_ = std::max<std::int64_t>(largest_, static_cast<std::int64_t>(s.size()));
 }
 
-std::optional<dynamics::HostSystem> VectorSource::next() {
+std::optional<systems::HostSystem> VectorSource::next() {
   if (next_ == systems_.size())
     return std::nullopt;
   return std::move(systems_[next_++]);
 }
 
 std::vector<std::string> VectorSource::species() const {
-  dynamics::SpeciesTable table;  // in order of first use
+  systems::SpeciesTable table;  // in order of first use
   for (std::size_t i = next_; i < systems_.size(); ++i)
     for (const std::string& label : systems_[i].species)
       table.index(label);
@@ -29,8 +29,8 @@ std::vector<std::string> VectorSource::species() const {
 }
 
 std::string VectorSource::problem() const {
-  for (const dynamics::HostSystem& s : systems_) {
-    const std::string wrong = dynamics::host_system_problem(s);
+  for (const systems::HostSystem& s : systems_) {
+    const std::string wrong = systems::host_system_problem(s);
     if (!wrong.empty())
       return "input system " + std::to_string(s.id) + " " + wrong;
   }
@@ -50,8 +50,8 @@ XyzFileSource::XyzFileSource(const std::string& path, Check check, std::vector<s
   std::sort(skip_.begin(), skip_.end());
 }
 
-std::optional<dynamics::HostSystem> XyzFileSource::next() {
-  while (std::optional<dynamics::HostSystem> s = reader_.next()) {
+std::optional<systems::HostSystem> XyzFileSource::next() {
+  while (std::optional<systems::HostSystem> s = reader_.next()) {
     if (std::binary_search(skip_.begin(), skip_.end(), s->id)) {
       ++skipped_;
       continue;

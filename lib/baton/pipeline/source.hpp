@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/dynamics/host_system.hpp"
-#include "baton/dynamics/xyz.hpp"
+#include "baton/systems/host_system.hpp"
+#include "baton/systems/xyz.hpp"
 
 namespace baton::pipeline {
 
@@ -21,7 +21,7 @@ class SystemSource {
   virtual ~SystemSource() = default;
   /// The next system, or nullopt when there are no more. May throw baton::Error (bad input): the
   /// run then stops on every rank with that message.
-  virtual std::optional<dynamics::HostSystem> next() = 0;
+  virtual std::optional<systems::HostSystem> next() = 0;
   /// How many systems next() will give, if known (-1: unknown); for progress reports.
   virtual std::int64_t count() const { return -1; }
   /// The most atoms of any system next() will give, if known (-1: unknown). When known, setup()
@@ -36,8 +36,8 @@ class SystemSource {
 /// The systems of a vector, in order, each moved out as it is taken.
 class VectorSource : public SystemSource {
  public:
-  explicit VectorSource(std::vector<dynamics::HostSystem> systems);
-  std::optional<dynamics::HostSystem> next() override;
+  explicit VectorSource(std::vector<systems::HostSystem> systems);
+  std::optional<systems::HostSystem> next() override;
   std::int64_t count() const override { return static_cast<std::int64_t>(systems_.size()); }
   std::int64_t largest() const override { return largest_; }
   std::vector<std::string> species() const override;
@@ -45,7 +45,7 @@ class VectorSource : public SystemSource {
   std::string problem() const;
 
  private:
-  std::vector<dynamics::HostSystem> systems_;
+  std::vector<systems::HostSystem> systems_;
   std::size_t next_ = 0;
   std::int64_t largest_ = 0;
 };
@@ -53,11 +53,11 @@ class VectorSource : public SystemSource {
 /// Systems from a callback (a generator): each call returns the next, nullopt at the end.
 class FunctionSource : public SystemSource {
  public:
-  using Next = std::function<std::optional<dynamics::HostSystem>()>;
+  using Next = std::function<std::optional<systems::HostSystem>()>;
   explicit FunctionSource(Next next, std::int64_t count = -1, std::int64_t largest = -1,
                           std::vector<std::string> species = {})
       : next_(std::move(next)), count_(count), largest_(largest), species_(std::move(species)) {}
-  std::optional<dynamics::HostSystem> next() override { return next_(); }
+  std::optional<systems::HostSystem> next() override { return next_(); }
   std::int64_t count() const override { return count_; }
   std::int64_t largest() const override { return largest_; }
   std::vector<std::string> species() const override { return species_; }
@@ -69,7 +69,7 @@ class FunctionSource : public SystemSource {
   std::vector<std::string> species_;
 };
 
-/// The frames of an extended-XYZ file, read one at a time (dynamics::XyzReader). `check` (if
+/// The frames of an extended-XYZ file, read one at a time (systems::XyzReader). `check` (if
 /// given) sees each system first and may complete it (e.g. masses) or return what is wrong with
 /// it; the error then names the file, the line and the system. Systems whose id is in `skip`
 /// (sorted) are passed over (a resumed run: their results are written already). `count`,
@@ -77,11 +77,11 @@ class FunctionSource : public SystemSource {
 /// are what count(), largest() and species() say.
 class XyzFileSource : public SystemSource {
  public:
-  using Check = std::function<std::string(dynamics::HostSystem&)>;
+  using Check = std::function<std::string(systems::HostSystem&)>;
   explicit XyzFileSource(const std::string& path, Check check = {},
                          std::vector<std::int64_t> skip = {}, std::int64_t count = -1,
                          std::int64_t largest = -1, std::vector<std::string> species = {});
-  std::optional<dynamics::HostSystem> next() override;
+  std::optional<systems::HostSystem> next() override;
   std::int64_t count() const override { return count_; }
   std::int64_t largest() const override { return largest_; }
   std::vector<std::string> species() const override { return species_; }
@@ -90,7 +90,7 @@ class XyzFileSource : public SystemSource {
 
  private:
   std::string path_;
-  dynamics::XyzReader reader_;
+  systems::XyzReader reader_;
   Check check_;
   std::vector<std::int64_t> skip_;
   std::int64_t count_, largest_;

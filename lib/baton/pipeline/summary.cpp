@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "baton/collectives/collectives.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton::pipeline {
 

@@ -1,4 +1,5 @@
 #include "baton/rma/symmetric_view.hpp"
+#include "baton/core/check_mpi.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -39,8 +39,8 @@
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/mpi_type.hpp"
 #include "baton/comm/communicator.hpp"
-#include "baton/runtime/error.hpp"
-#include "baton/runtime/gpu_aware.hpp"
+#include "baton/core/check_mpi.hpp"
+#include "baton/core/gpu_aware.hpp"
 
 namespace baton {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 
 namespace baton {
 

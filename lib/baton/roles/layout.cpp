@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 

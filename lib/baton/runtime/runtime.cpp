@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "baton/runtime/device.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
+#include "baton/core/device.hpp"
 
 namespace baton {
 

@@ -8,7 +8,7 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 

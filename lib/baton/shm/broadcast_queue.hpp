@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
+#include "baton/shm/detail/queue_ring.hpp"
 #include "baton/shm/node_window.hpp"
-#include "baton/shm/queue_ring.hpp"
 #include "baton/transport/bytes.hpp"
 
 namespace baton {

@@ -12,7 +12,7 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 #include "baton/transport/bytes.hpp"
 
 namespace baton {

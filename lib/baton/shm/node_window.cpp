@@ -5,7 +5,7 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 
 namespace baton {
 

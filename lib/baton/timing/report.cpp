@@ -11,7 +11,7 @@
 #include <sstream>
 #include <utility>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <utility>
 
-#include "baton/config.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
+#include "baton/core/config.hpp"
 #include "baton/transport/bytes.hpp"
 #include "baton/transport/serialize.hpp"
 #if defined(BATON_HAVE_CUDA) && __has_include(<nvtx3/nvToolsExt.h>)

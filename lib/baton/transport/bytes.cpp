@@ -6,8 +6,8 @@
 #include <thread>
 #include <utility>
 
-#include "baton/runtime/error.hpp"
-#include "baton/transport/datatype.hpp"
+#include "baton/core/check_mpi.hpp"
+#include "baton/transport/detail/datatype.hpp"
 
 namespace baton {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <limits>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 

@@ -1,10 +1,11 @@
 #include "baton/transport/objects.hpp"
+#include "baton/core/check_mpi.hpp"
 
 #include <cstdint>
 #include <limits>
 #include <string>
 
-#include "baton/transport/datatype.hpp"
+#include "baton/transport/detail/datatype.hpp"
 
 namespace baton::detail {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 #include "baton/transport/byte_buffer.hpp"
 #include "baton/transport/bytes.hpp"
 #include "baton/transport/serialize.hpp"

@@ -59,7 +59,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/error.hpp"
 
 namespace baton {
 

@@ -24,12 +24,12 @@
 #include <string>
 #include <utility>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 #include "baton/transport/bytes.hpp"
+#include "baton/transport/detail/view_receive.hpp"
+#include "baton/transport/detail/view_send.hpp"
+#include "baton/transport/detail/view_wire.hpp"
 #include "baton/transport/view_posted.hpp"
-#include "baton/transport/view_receive.hpp"
-#include "baton/transport/view_send.hpp"
-#include "baton/transport/view_wire.hpp"
 
 namespace baton {
 

@@ -26,10 +26,10 @@
 #include <string>
 #include <utility>
 
-#include "baton/runtime/error.hpp"
+#include "baton/core/check_mpi.hpp"
 #include "baton/transport/bytes.hpp"
-#include "baton/transport/datatype.hpp"
-#include "baton/transport/view_receive.hpp"
+#include "baton/transport/detail/datatype.hpp"
+#include "baton/transport/detail/view_receive.hpp"
 
 namespace baton {
 

@@ -17,8 +17,8 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
-#include "baton/runtime/atomic_file.hpp"
-#include "baton/runtime/error.hpp"
+#include "baton/core/atomic_file.hpp"
+#include "baton/core/error.hpp"
 #include "baton/transport/objects.hpp"
 
 namespace baton {

@@ -1,0 +1,14 @@
+#pragma once
+/// \file
+/// The distributed pipeline: stages on ranks, sources and sinks, hooks, the driver and its run
+/// summary.
+
+#include "baton/pipeline/driver.hpp"
+#include "baton/pipeline/hooks.hpp"
+#include "baton/pipeline/pipeline.hpp"
+#include "baton/pipeline/plan.hpp"
+#include "baton/pipeline/settings.hpp"
+#include "baton/pipeline/sink.hpp"
+#include "baton/pipeline/source.hpp"
+#include "baton/pipeline/stage_counters.hpp"
+#include "baton/pipeline/summary.hpp"

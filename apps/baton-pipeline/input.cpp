@@ -1,0 +1,171 @@
+#include "input.hpp"
+
+#include <unistd.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <baton/baton.hpp>
+#include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/eam.hpp>
+#include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/verlet.hpp>
+#include <baton/pipeline/driver.hpp>
+#include <baton/pipeline/hooks.hpp>
+#include <baton/pipeline/sink.hpp>
+#include <baton/pipeline/source.hpp>
+#include <baton/pipeline/summary.hpp>
+#include <baton/systems/cell.hpp>
+#include <baton/systems/host_transfer.hpp>
+#include <baton/systems/xyz.hpp>
+#include <baton/timing/report.hpp>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "../common/app.hpp"
+#include "stop.hpp"
+namespace po = boost::program_options;
+namespace dyn = baton::dynamics;
+namespace sys = baton::systems;
+namespace pl = baton::pipeline;
+
+namespace pipeline_app {
+
+namespace {
+
+// What is wrong with one input system before it runs, or "" (and, with an EAM file, it gets the
+// file's masses when it has none).
+std::string input_problem(sys::HostSystem& s, const Options& o,
+                          const std::optional<dyn::Eam>& eam) {
+  std::string problem = sys::host_system_problem(s);
+  if (problem.empty()) {  // a cell too small for the cutoff, found now rather than mid-run
+    const double cutoff = eam ? eam->tables().cutoff : o.lj.cutoff > 0 ? o.lj.cutoff : INFINITY;
+    const std::string small = sys::cutoff_problem(s.cell, sys::pbc_bits(s.pbc), cutoff);
+    if (!small.empty())
+      problem = "needs a larger cell: " + small;
+  }
+  if (problem.empty() && eam) {  // every element known to the file; masses from it
+    const auto& known = eam->elements();
+    for (const std::string& e : s.species)
+      if (problem.empty() && std::find(known.begin(), known.end(), e) == known.end()) {
+        std::string list;
+        for (const std::string& k : known)
+          list += (list.empty() ? "" : ", ") + k;
+        problem = "has element '" + e + "', which " + o.potential_file + " does not have (it has " +
+                  list + ")";
+      }
+    if (problem.empty() && s.masses.empty())
+      for (const std::string& e : s.species)
+        s.masses.push_back(eam->mass(e));
+  }
+  return problem;
+}
+
+// Checks every frame of --input; returns the source that streams it, passing over `done`.
+std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
+                                                  const std::optional<dyn::Eam>& eam,
+                                                  const std::vector<std::int64_t>& done) {
+  std::vector<std::int64_t> ids;
+  std::int64_t largest = 0, count = 0;
+  sys::SpeciesTable labels;  // in order of first use, so that every rank names them
+  try {
+    sys::XyzReader reader(o.input);
+    while (std::optional<sys::HostSystem> s = reader.next()) {
+      const std::string problem = input_problem(*s, o, eam);
+      app::require(problem.empty(), "input",
+                   "'" + o.input + "' frame " + std::to_string(reader.frames()) + " (system " +
+                       std::to_string(s->id) + ") " + problem);
+      ids.push_back(s->id);
+      for (const std::string& label : s->species)
+        labels.index(label);
+      largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(s->size()));
+      count += std::binary_search(done.begin(), done.end(), s->id) ? 0 : 1;
+    }
+  } catch (const app::UsageError&) {
+    throw;
+  } catch (const baton::Error& e) {
+    throw app::UsageError(std::string("--input: ") + e.what());
+  }
+  app::require(!ids.empty(), "input", "'" + o.input + "' holds no systems");
+  std::sort(ids.begin(), ids.end());
+  const auto twice = std::adjacent_find(ids.begin(), ids.end());
+  app::require(twice == ids.end(), "input",
+               "'" + o.input + "': system_id " +
+                   (twice == ids.end() ? "" : std::to_string(*twice)) +
+                   " is in more than one frame (ids name the results)");
+  auto check = [&o, &eam](sys::HostSystem& s) { return input_problem(s, o, eam); };
+  return std::make_unique<pl::XyzFileSource>(o.input, check, done, count, largest, labels.names());
+}
+
+// The built-in clusters, generated one at a time as the run takes them, passing over `done`.
+std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
+                                                 const std::vector<std::int64_t>& done) {
+  dyn::ClusterSpec spec;
+  spec.count = o.systems;
+  spec.seed = o.seed;
+  spec.sizes = int_list(o.sizes, "sizes");
+  spec.amplitude = o.amplitude;
+  try {
+    dyn::check_cluster_spec(spec);
+  } catch (const baton::Error& e) {
+    throw app::UsageError(e.what());
+  }
+  const std::int64_t largest = *std::max_element(spec.sizes.begin(), spec.sizes.end());
+  const auto skipped = std::count_if(done.begin(), done.end(),
+                                     [&](std::int64_t id) { return id >= 0 && id < spec.count; });
+  auto next = [spec, done, i = std::int64_t{0}]() mutable -> std::optional<sys::HostSystem> {
+    for (; i < spec.count; ++i)
+      if (!std::binary_search(done.begin(), done.end(), i))
+        return dyn::generated_cluster(spec, i++);
+    return std::nullopt;
+  };
+  return std::make_unique<pl::FunctionSource>(next, spec.count - skipped, largest,
+                                              std::vector<std::string>{"Ar"});
+}
+
+}  // namespace
+
+// Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it is
+// this run's) and then the input; every rank learns whether that worked (exit code 2 if not).
+Input open_input(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
+                 const std::optional<dyn::Eam>& eam, const po::variables_map& vm) {
+  Input in;
+  baton::on_every_rank(
+      world,
+      [&] {
+        if (world.rank() != 0)
+          return;
+        std::vector<std::int64_t> done;  // what an earlier run finished (--resume)
+        if (o.output != "none") {
+          const std::string part = o.output + pl::XyzFileSink::partial_suffix;
+          app::require(o.resume || ::access(part.c_str(), F_OK) != 0, "output",
+                       "'" + part +
+                           "' holds the results of an unfinished run: give --resume to go on "
+                           "from them, or move it away");
+          // A fresh FILE.part is removed again if a check below fails (no result written).
+          try {
+            in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume,
+                                                        describe_run(o, vm));
+          } catch (const baton::Error& e) {
+            throw app::UsageError(std::string(o.resume ? "--resume: " : "--output: ") + e.what());
+          }
+          done = in.file->done_ids();
+          in.resumed = static_cast<std::int64_t>(done.size());
+          if (o.resume && !in.file->resumed_from_part())
+            std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
+                      << "', so every system runs\n";
+        }
+        in.source = o.input.empty() ? built_in_input(o, done) : open_input_file(o, eam, done);
+      },
+      app::exit_usage);
+  return in;
+}
+
+}  // namespace pipeline_app

@@ -1,0 +1,53 @@
+#pragma once
+// baton-pipeline's options: what they hold, how they are declared, checked and turned into a
+// pipeline, its settings and the run description --resume compares.
+
+#include <baton/baton.hpp>
+#include <boost/program_options.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipeline_app {
+
+namespace po = boost::program_options;
+
+struct Options {
+  std::string stages, input, output, mode, progress, ranks_per_stage, sizes, json, csv, trace;
+  std::string stage_ranks, stage_modes, spill;
+  int overflow_host = 0;
+  std::string potential, potential_file, units;
+  int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
+  double progress_seconds = 10;
+  double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default
+  std::uint64_t seed = 0;
+  double amplitude = 0;
+  bool synchronized = false, debug = false, no_shift = false, resume = false, log_finished = false;
+  std::string snapshots, config;
+  long snapshot_every = 100;
+  baton::dynamics::LennardJones lj;
+  baton::dynamics::Morse morse;
+  baton::dynamics::FireParams fire;
+  baton::dynamics::LangevinParams langevin;
+  baton::dynamics::VerletParams nve;
+};
+
+/// "1,2,3" as integers; a bad item throws app::UsageError naming --`what`.
+std::vector<int> int_list(const std::string& text, const char* what);
+/// Declares every option of the command line (and config file) into `options`, bound to `o`.
+void declare_options(po::options_description& options, Options& o);
+/// Checks the potential's options (names the option). Throws app::UsageError.
+void check_potential_options(const Options& o);
+/// --units auto: metal for EAM, lj otherwise; options not given get the unit system's defaults.
+baton::dynamics::Units resolve_units(Options& o, const po::variables_map& vm);
+/// The stages of --stages over the potential of --potential (`eam`: the one read from its file).
+baton::pipeline::Pipeline build_pipeline(const Options& o,
+                                         const std::optional<baton::dynamics::Eam>& eam);
+/// Every option checked before any work. Throws app::UsageError.
+void check_options(const Options& o, const baton::pipeline::Pipeline& pipeline, int world_size);
+/// The driver's settings from the options.
+baton::pipeline::Settings build_settings(const Options& o);
+/// What makes this run's results what they are (written into the results file; --resume compares).
+baton::pipeline::RunDescription describe_run(const Options& o, const po::variables_map& vm);
+
+}  // namespace pipeline_app

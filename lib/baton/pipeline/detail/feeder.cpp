@@ -95,6 +95,8 @@ void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stag
       w.ints[5] |= systems::packed_end_of_stream;
     w.ints[5] |= send_species(c, d, species);
     const std::int64_t atoms = w.ints[3];
+    if (!share.empty())
+      copies_.add(1, 0);  // encode_host_systems(); MPI reads the host Views as they are
     // Encoded here on the host, sent from host memory: the receiving rank puts it on its device,
     // once, as it receives it (the receiver cannot tell).
     send_handoff(c, d, std::move(w), eos);

@@ -107,15 +107,16 @@ std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& t
   return chosen;
 }
 
-void move_held(Runner& from, Runner& to) {
+bool move_held(Runner& from, Runner& to) {
   const int first = to.batch.num_systems();
   const std::vector<int> moved = move_held(from.batch, to.batch, to.impl.get(), &from.failed);
   if (moved.empty())
-    return;
+    return false;
   note_arrivals(to, first);
   for (auto s = moved.rbegin(); s != moved.rend(); ++s)  // ascending: the back first
     if (static_cast<std::size_t>(*s) < from.failed.size())
       from.failed.erase(from.failed.begin() + *s);
+  return true;
 }
 
 }  // namespace baton::pipeline::detail

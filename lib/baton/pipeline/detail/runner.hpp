@@ -48,7 +48,7 @@ void advance(Runner& r, int steps, TimerRegistry& timers);
 std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& to,
                            dynamics::Stage* enter, const std::vector<char>* failed = nullptr);
 /// move_held() between two stages on this rank: `to.failed` notes the arrivals; `from.failed`
-/// forgets the slots that left.
-void move_held(Runner& from, Runner& to);
+/// forgets the slots that left. Returns whether any moved.
+bool move_held(Runner& from, Runner& to);
 
 }  // namespace baton::pipeline::detail

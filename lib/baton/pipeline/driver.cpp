@@ -289,7 +289,9 @@ void Driver::finish_stages() {
             systems::to_host(systems::pack_systems(r.batch, done)));
         m.copies.results.add(3, 2);  // packed; its integers and its doubles to the host
       }
-      call_hooks(r, finished, nullptr);
+      // Hooks see the results' download: one copy to the host for both. (The last stage's Held
+      // systems are those it just finished: every step sends them all to the results.)
+      call_hooks(r, finished, finished == done ? host.get() : nullptr);
       if (host) {
         m.collector->add(std::move(host), species_);
         r.batch.remove(done);

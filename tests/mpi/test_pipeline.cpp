@@ -1153,7 +1153,7 @@ TEST_CASE("each hand-off makes the copies docs/pipeline.md lists, per path, at a
   check_per_handoff("input_local", c.input_local, 4, 2);  // encoded, to the device (2), unpacked
   check_per_handoff("input_sent", c.input_sent, 1, 0);    // encoded; sent from host memory
   check_per_handoff("received", c.received, 1, 0);        // unpacked
-  check_per_handoff("local", c.local, 2, 0);              // packed, unpacked
+  check_per_handoff("local", c.local, 1, 0);              // one kernel, batch to batch
   check_per_handoff("sent", c.sent, 1, 0);                // packed
   check_per_handoff("results", c.results, 3, 2);          // packed, to the host (2)
   check_per_handoff("collected", c.collected, 1, 0);      // decoded on rank 0

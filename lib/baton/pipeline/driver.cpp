@@ -280,7 +280,7 @@ void Driver::finish_stages() {
       call_hooks(r, finished, nullptr);
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
       if (detail::move_held(r, m.runners[i + 1]))
-        m.copies.local.add(2, 0);  // packed, unpacked
+        m.copies.local.add(1, 0);  // one kernel, batch to batch
     } else if (m.last_segment) {
       const std::vector<int> done = detail::slots_with(r.batch, systems::SystemStatus::Held);
       std::shared_ptr<systems::HostPacked> host;

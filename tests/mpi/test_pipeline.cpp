@@ -1101,3 +1101,83 @@ TEST_CASE("on_step shows running systems only: a failed system is never in the n
     }
   }
 }
+
+namespace {
+
+// Counts a stage's hook calls on this rank (each call is one copy of systems to the host).
+struct CallCounter : Hook {
+  explicit CallCounter(long every) : every_(every) {}
+  long every() const override { return every_; }
+  void on_finished(const HookContext&, const std::vector<HostSystem>& systems) override {
+    finished += systems.empty() ? 0 : 1;
+  }
+  void on_step(const HookContext&, const std::vector<HostSystem>&) override { ++steps; }
+  long every_;
+  long finished = 0;
+  long steps = 0;
+};
+
+// Every hand-off on `path` made `copies` copies of its systems, `crossings` of them between the
+// host and the device (docs/pipeline.md, "What each hand-off copies").
+void check_per_handoff(const char* path, const CopyCount& c, long copies, long crossings) {
+  const std::string name = path;
+  CAPTURE(name);
+  CAPTURE(c.handoffs);
+  CHECK(c.handoffs >= 0);
+  CHECK(c.copies == copies * c.handoffs);
+  CHECK(c.crossings == crossings * c.handoffs);
+}
+
+}  // namespace
+
+TEST_CASE("each hand-off makes the copies docs/pipeline.md lists, per path, at any rank count") {
+  const Communicator& world = baton::test::world();
+  // fire -> langevin -> nve: at 1 rank every move is between stages on this rank, at 2 a chain
+  // link too, at 3 one stage per rank, at 4 stage 0 on ranks 0 and 3 (an input link).
+  auto first_hook = std::make_shared<CallCounter>(3);  // on_finished and on_step, stage 0
+  auto last_hook = std::make_shared<CallCounter>(0);   // on_finished of the last stage
+  const Pipeline p = three_stages();
+  StageSpec first = p.stages().front();
+  first.hooks.push_back(first_hook);
+  StageSpec middle = p.stages()[1];
+  StageSpec last = p.stages().back();
+  last.hooks.push_back(last_hook);
+  Settings s;
+  s.steps_per_call = 7;
+  if (world.size() == 4)
+    s.stage_ranks = {{0, 3}, {1}, {2}};
+  Driver driver(world, Pipeline(first) | Pipeline(middle) | Pipeline(last), s);
+  driver.setup(world.rank() == 0 ? input(14) : std::vector<HostSystem>{});
+  driver.run();
+  const HandoffCopies c = driver.handoff_copies();
+  check_per_handoff("input_local", c.input_local, 4, 2);  // encoded, to the device (2), unpacked
+  check_per_handoff("input_sent", c.input_sent, 1, 0);    // encoded; sent from host memory
+  check_per_handoff("received", c.received, 1, 0);        // unpacked
+  check_per_handoff("local", c.local, 1, 0);              // one kernel, batch to batch
+  check_per_handoff("sent", c.sent, 1, 0);                // packed
+  check_per_handoff("results", c.results, 3, 2);          // packed, to the host (2)
+  check_per_handoff("collected", c.collected, 1, 0);      // decoded on rank 0
+  // Hooks: stage 0's calls copy the systems out (packed, to the host (2), decoded); the last
+  // stage's on_finished decodes the results' own download (no copy of its own to the host).
+  const long own = first_hook->finished + first_hook->steps;
+  const long shared = last_hook->finished;
+  CHECK(c.hooks.handoffs == own + shared);
+  CHECK(c.hooks.copies == 4 * own + shared);
+  CHECK(c.hooks.crossings == 2 * own);
+  // Every path ran somewhere (summed over the ranks).
+  long mine[8] = {c.input_local.handoffs, c.input_sent.handoffs, c.received.handoffs,
+                  c.local.handoffs,       c.sent.handoffs,       c.results.handoffs,
+                  c.collected.handoffs,   c.hooks.handoffs};
+  long all[8] = {};
+  baton::check_mpi(MPI_Allreduce(mine, all, 8, MPI_LONG, MPI_SUM, world.raw()), "MPI_Allreduce",
+                   world.raw());
+  CHECK(all[0] > 0);
+  CHECK((all[1] > 0) == (world.size() == 4));
+  CHECK((all[2] > 0) == (world.size() > 1));
+  CHECK((all[3] > 0) == (world.size() < 3));
+  CHECK((all[4] > 0) == (world.size() > 1));
+  CHECK(all[5] > 0);
+  CHECK(all[6] > 0);
+  CHECK(all[7] > 0);
+  CHECK(driver.gather_results(0).size() == (world.rank() == 0 ? 14u : 0u));
+}

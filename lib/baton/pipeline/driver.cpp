@@ -79,6 +79,15 @@ std::vector<StageCounters> Driver::counters() const {
   return out;
 }
 
+HandoffCopies Driver::handoff_copies() const noexcept {
+  HandoffCopies out = impl_->copies;
+  if (impl_->feeder)
+    out.input_sent = impl_->feeder->copies();
+  if (impl_->collector)
+    out.collected = impl_->collector->copies();
+  return out;
+}
+
 long Driver::failed_count() const noexcept {
   return impl_->collector ? static_cast<long>(impl_->collector->failed()) : 0;
 }
@@ -252,6 +261,7 @@ void Driver::take_in() {
       auto t = timers_.scope("receive");
       slot = systems::unpack_systems(first.batch, a.wire);  // failed systems arrive Finished
       detail::note_arrivals(first, slot);
+      m.copies.received.add(1, 0);  // the unpacking kernel
     }
     auto t = timers_.scope(first.counters.name + " compute");
     first.impl->enter(first.batch, slot, static_cast<int>(index.header.systems));
@@ -265,18 +275,31 @@ void Driver::finish_stages() {
   Impl& m = *impl_;
   for (std::size_t i = 0; i < m.runners.size(); ++i) {
     detail::Runner& r = m.runners[i];
-    call_hooks(r, detail::take_finished(r));
+    const std::vector<int> finished = detail::take_finished(r);
     if (i + 1 < m.runners.size()) {
+      call_hooks(r, finished, nullptr);
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
-      detail::move_held(r, m.runners[i + 1]);
+      if (detail::move_held(r, m.runners[i + 1]))
+        m.copies.local.add(1, 0);  // one kernel, batch to batch
     } else if (m.last_segment) {
       const std::vector<int> done = detail::slots_with(r.batch, systems::SystemStatus::Held);
+      std::shared_ptr<systems::HostPacked> host;
       if (!done.empty()) {
-        m.collector->add(systems::pack_systems(r.batch, done), species_);
+        host = std::make_shared<systems::HostPacked>(
+            systems::to_host(systems::pack_systems(r.batch, done)));
+        m.copies.results.add(3, 2);  // packed; its integers and its doubles to the host
+      }
+      // Hooks see the results' download: one copy to the host for both. (The last stage's Held
+      // systems are those it just finished: every step sends them all to the results.)
+      call_hooks(r, finished, finished == done ? host.get() : nullptr);
+      if (host) {
+        m.collector->add(std::move(host), species_);
         r.batch.remove(done);
       }
-    } else if (m.overflow) {
-      m.overflow->take(r.batch);
+    } else {
+      call_hooks(r, finished, nullptr);
+      if (m.overflow)
+        m.overflow->take(r.batch);
     }
   }
 }
@@ -286,7 +309,9 @@ void Driver::advance_stages() {
     detail::advance(r, settings_.steps_per_call, timers_);
 }
 
-void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
+// `downloaded`: the finished systems already copied to the host for the results (null: none).
+void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished,
+                        const systems::HostPacked* downloaded) {
   std::vector<Hook*> hooks;
   for (const auto& h : pipeline_.stages()[static_cast<std::size_t>(r.counters.stage)].hooks)
     hooks.push_back(h.get());
@@ -297,9 +322,18 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
     return;
   const HookContext where{r.counters.stage, r.counters.name, step_, comm_.rank(),
                           pipeline_.names()};
+  Impl& m = *impl_;
   if (!finished.empty()) {
-    const std::vector<systems::HostSystem> systems =
-        systems::copy_systems_to_host(r.batch, finished, species_);
+    std::vector<systems::HostSystem> systems;
+    if (downloaded != nullptr) {
+      systems = systems::decode_host_systems(downloaded->ints.data(), downloaded->ints.size(),
+                                             downloaded->reals.data(), downloaded->reals.size(),
+                                             species_);
+      m.copies.hooks.add(1, 0);  // decoded from the results' download
+    } else {
+      systems = systems::copy_systems_to_host(r.batch, finished, species_);
+      m.copies.hooks.add(4, 2);  // packed, to the host (integers, doubles), decoded
+    }
     for (Hook* h : hooks)
       h->on_finished(where, systems);
   }
@@ -311,6 +345,7 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished) {
     return;
   const std::vector<systems::HostSystem> systems =
       systems::copy_systems_to_host(r.batch, running, species_);
+  m.copies.hooks.add(4, 2);  // packed, to the host (integers, doubles), decoded
   for (Hook* h : hooks)
     if (due(h))
       h->on_step(where, systems);
@@ -379,6 +414,8 @@ bool Driver::send_downstream() {
     const std::int64_t flags =
         (eos ? systems::packed_end_of_stream : 0) | detail::send_species(c, d, species_);
     const systems::PackedSystems wire = systems::pack_systems(out, assigned[l], flags);
+    if (!assigned[l].empty())
+      m.copies.sent.add(1, 0);  // the packing kernel; the transport sends the device Views
     detail::send_handoff(c, d, wire, eos);
     c.note("sent to rank " + std::to_string(d.rank) + " (tag " + std::to_string(detail::data_tag) +
            "): " + std::to_string(assigned[l].size()) + " systems" +
@@ -409,6 +446,7 @@ void Driver::grant_and_feed() {
     if (!take.empty()) {
       const int slot = first.batch.num_systems();
       systems::append_systems(first.batch, take, species_);
+      m.copies.input_local.add(4, 2);  // encoded, to the device (integers, doubles), unpacked
       auto t = timers_.scope(first.counters.name + " compute");
       first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
     }

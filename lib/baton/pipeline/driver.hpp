@@ -26,6 +26,10 @@
 #include "baton/systems/systems_batch.hpp"
 #include "baton/timing/timers.hpp"
 
+namespace baton::systems {
+struct HostPacked;
+}  // namespace baton::systems
+
 namespace baton::pipeline {
 
 namespace detail {
@@ -115,6 +119,9 @@ class Driver {
   double host_syncs_per_step() const noexcept {
     return step_ > 0 ? static_cast<double>(host_syncs_.total()) / static_cast<double>(step_) : 0.0;
   }
+  /// The copies of systems' payload this rank's hand-offs made so far, per path (docs/pipeline.md,
+  /// "What each hand-off copies"). Plain counters, no cost.
+  HandoffCopies handoff_copies() const noexcept;
   /// Named timers of this rank: "<stage> compute", "receive", "send", "wait".
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
@@ -141,7 +148,8 @@ class Driver {
   void stop_neighbours() noexcept;
   void check_conservation();
   void check_not_full();
-  void call_hooks(detail::Runner& r, const std::vector<int>& finished);
+  void call_hooks(detail::Runner& r, const std::vector<int>& finished,
+                  const systems::HostPacked* downloaded);
   void build_links();
   void make_overflow_chain();
   std::vector<double> stage_costs(SystemSource& source, std::deque<systems::HostSystem>& ahead);

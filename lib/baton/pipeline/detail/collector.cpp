@@ -49,13 +49,14 @@ void Collector::send(std::shared_ptr<systems::HostPacked> wire) {
   outgoing_.push_back(std::move(o));
 }
 
-void Collector::add(const systems::PackedSystems& wire, const systems::SpeciesTable& species) {
-  auto host = std::make_shared<systems::HostPacked>(systems::to_host(wire));
+void Collector::add(std::shared_ptr<systems::HostPacked> host,
+                    const systems::SpeciesTable& species) {
   const systems::PackedHeader h =
       systems::decode_packed_header(host->ints.data(), host->ints.size(), host->reals.size());
   if (h.systems == 0)
     return;
   if (comm_.rank() == 0) {
+    copies_.add(1, 0);  // decode_host_systems()
     take(systems::decode_host_systems(host->ints.data(), host->ints.size(), host->reals.data(),
                                       host->reals.size(), species));
     return;
@@ -88,9 +89,11 @@ bool Collector::poll(const systems::SpeciesTable& species) {
     const auto reals = recv_view<HostReals>(comm_, info->source, results_tag);
     const systems::PackedHeader h =
         systems::decode_packed_header(ints.data(), ints.extent(0), reals.extent(0));
-    if (h.systems > 0 && !aborted_)
+    if (h.systems > 0 && !aborted_) {
+      copies_.add(1, 0);  // decode_host_systems()
       take(systems::decode_host_systems(ints.data(), ints.extent(0), reals.data(), reals.extent(0),
                                         species));
+    }
     if (h.end_of_stream() || h.abort()) {
       aborted_ = aborted_ || h.abort();
       sources_.erase(std::remove(sources_.begin(), sources_.end(), info->source), sources_.end());

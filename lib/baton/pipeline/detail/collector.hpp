@@ -18,6 +18,7 @@
 #include "baton/pipeline/detail/feeder.hpp"
 #include "baton/pipeline/detail/links.hpp"
 #include "baton/pipeline/sink.hpp"
+#include "baton/pipeline/stage_counters.hpp"
 #include "baton/systems/host_system.hpp"
 
 namespace baton::pipeline::detail {
@@ -32,8 +33,9 @@ class Collector {
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
 
-  /// A last-segment rank: systems that just finished, packed from its last batch.
-  void add(const systems::PackedSystems& wire, const systems::SpeciesTable& species);
+  /// A last-segment rank: systems that just finished, packed from its last batch and copied to the
+  /// host (once: hooks see the same copy).
+  void add(std::shared_ptr<systems::HostPacked> host, const systems::SpeciesTable& species);
   /// A last-segment rank other than 0, once it is done: the end-of-stream message, and waits for
   /// every send. (Called once.)
   void end();
@@ -53,6 +55,8 @@ class Collector {
   const IdTally& tally() const noexcept { return tally_; }
   /// Rank 0 without a sink: the results so far.
   std::vector<systems::HostSystem>& kept() noexcept { return kept_; }
+  /// Rank 0: the copies of decoding results (HandoffCopies::collected).
+  const CopyCount& copies() const noexcept { return copies_; }
 
  private:
   void take(std::vector<systems::HostSystem> systems);
@@ -74,6 +78,7 @@ class Collector {
   std::int64_t failed_ = 0;
   IdTally tally_;
   std::vector<systems::HostSystem> kept_;
+  CopyCount copies_;
 };
 
 }  // namespace baton::pipeline::detail

@@ -46,6 +46,7 @@ struct Driver::Impl {
   bool last_segment = false;
   std::size_t round_robin = 0;
   bool eos_sent = false;
+  HandoffCopies copies;  // the paths counted here (the feeder and the collector count their own)
 };
 
 }  // namespace baton::pipeline

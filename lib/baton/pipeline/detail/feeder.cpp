@@ -94,12 +94,14 @@ void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stag
     if (eos)
       w.ints[5] |= systems::packed_end_of_stream;
     w.ints[5] |= send_species(c, d, species);
-    // The hand-off goes out as device Views like any other (the receiver cannot tell).
-    const systems::PackedSystems wire = systems::to_device(w, "baton::pipeline::input");
-    send_handoff(c, d, wire, eos);
+    const std::int64_t atoms = w.ints[3];
+    if (!share.empty())
+      copies_.add(1, 0);  // encode_host_systems(); MPI reads the host Views as they are
+    // Encoded here on the host, sent from host memory: the receiving rank puts it on its device,
+    // once, as it receives it (the receiver cannot tell).
+    send_handoff(c, d, std::move(w), eos);
     c.note("fed rank " + std::to_string(d.rank) + ": " +
-           counts(static_cast<std::int64_t>(share.size()), w.ints[3]) +
-           (eos ? ", end of stream" : ""));
+           counts(static_cast<std::int64_t>(share.size()), atoms) + (eos ? ", end of stream" : ""));
     if (!eos)
       expect_credit(c, d);
   }

@@ -12,6 +12,7 @@
 
 #include "baton/pipeline/detail/links.hpp"
 #include "baton/pipeline/source.hpp"
+#include "baton/pipeline/stage_counters.hpp"
 #include "baton/systems/host_system.hpp"
 
 namespace baton::pipeline::detail {
@@ -41,6 +42,8 @@ class Feeder {
   std::vector<DownLink>& links() noexcept { return links_; }
   const IdTally& tally() const noexcept { return tally_; }
   const std::vector<std::int64_t>& ids() const noexcept { return ids_; }
+  /// The copies of the hand-offs it sent (HandoffCopies::input_sent).
+  const CopyCount& copies() const noexcept { return copies_; }
 
  private:
   const systems::HostSystem* peek();
@@ -56,6 +59,7 @@ class Feeder {
   std::size_t round_robin_ = 0;
   IdTally tally_;
   std::vector<std::int64_t> ids_;
+  CopyCount copies_;
 };
 
 }  // namespace baton::pipeline::detail

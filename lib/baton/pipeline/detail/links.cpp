@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/core/error.hpp"
@@ -183,26 +184,46 @@ void receive_species(const LinkContext& c, const UpLink& u, systems::SpeciesTabl
          std::to_string(species_tag) + "): " + std::to_string(names.size()) + " labels");
 }
 
-void send_handoff(const LinkContext& c, DownLink& d, const systems::PackedSystems& wire,
-                  bool end_of_stream) {
-  if (c.mode == CommMode::fully_async) {
-    {
-      auto t = c.timers.scope("wait");
-      d.ints_send.wait();
-      d.reals_send.wait();
-    }
-    auto t = c.timers.scope("send");
-    d.ints_send = isend_view(c.comm, wire.ints, d.rank, data_tag);
-    d.reals_send = isend_view(c.comm, wire.reals, d.rank, data_tag);
-  } else {
-    auto t = c.timers.scope("send");
-    d.ints_send = isend_view(c.comm, wire.ints, d.rank, data_tag);
-    d.reals_send = isend_view(c.comm, wire.reals, d.rank, data_tag);
+namespace {
+
+// Sends the two Views of a hand-off on `d`; `keep` runs once the previous hand-off's sends are
+// complete, before the new ones start (to keep host data alive until they complete).
+template <class Ints, class Reals, class Keep>
+void send_views(const LinkContext& c, DownLink& d, const Ints& ints, const Reals& reals,
+                bool end_of_stream, const Keep& keep) {
+  const bool wait_after = c.mode != CommMode::fully_async;
+  if (!wait_after) {
+    auto t = c.timers.scope("wait");
     d.ints_send.wait();
     d.reals_send.wait();
   }
+  {
+    auto t = c.timers.scope("send");
+    keep();
+    d.ints_send = isend_view(c.comm, ints(), d.rank, data_tag);
+    d.reals_send = isend_view(c.comm, reals(), d.rank, data_tag);
+    if (wait_after) {
+      d.ints_send.wait();
+      d.reals_send.wait();
+    }
+  }
   if (end_of_stream)
     d.open = false;
+}
+
+}  // namespace
+
+void send_handoff(const LinkContext& c, DownLink& d, const systems::PackedSystems& wire,
+                  bool end_of_stream) {
+  send_views(
+      c, d, [&] { return wire.ints; }, [&] { return wire.reals; }, end_of_stream, [] {});
+}
+
+void send_handoff(const LinkContext& c, DownLink& d, systems::HostPacked wire, bool end_of_stream) {
+  send_views(
+      c, d, [&] { return systems::host_ints_view(d.host_wire); },
+      [&] { return systems::host_reals_view(d.host_wire); }, end_of_stream,
+      [&] { d.host_wire = std::move(wire); });
 }
 
 void expect_credit(const LinkContext& c, DownLink& d) {

@@ -96,6 +96,9 @@ struct DownLink {
   std::int64_t credit_atoms = 0;
   bool credit_owed = false;  ///< a credit answers our last hand-off (async modes)
   std::optional<ViewRecvHandle<HostInts>> credit;
+  /// A hand-off sent from host memory (rank 0's input), kept until its sends complete (declared
+  /// before them: the handles, which wait in their destructors, go first).
+  systems::HostPacked host_wire;
   SendHandle ints_send;
   SendHandle reals_send;
   std::size_t species_sent = 0;  ///< species labels the downstream rank was sent
@@ -141,6 +144,9 @@ void receive_species(const LinkContext& c, const UpLink& u, systems::SpeciesTabl
 /// Sends a hand-off (sync: waits for it; fully_async: waits for the previous one first).
 void send_handoff(const LinkContext& c, DownLink& d, const systems::PackedSystems& wire,
                   bool end_of_stream);
+/// The same for a hand-off encoded on the host (rank 0's input): its host Views go as they are,
+/// and only the receiving rank puts them on its device. `d` keeps `wire` until the send completes.
+void send_handoff(const LinkContext& c, DownLink& d, systems::HostPacked wire, bool end_of_stream);
 /// After a hand-off that did not end the stream: sync receives the answering credit now, async
 /// modes post its receive.
 void expect_credit(const LinkContext& c, DownLink& d);

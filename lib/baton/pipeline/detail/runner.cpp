@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "baton/systems/codec.hpp"
+#include <Kokkos_Core.hpp>
 
 namespace baton::pipeline::detail {
 
@@ -73,6 +73,128 @@ void note_arrivals(Runner& r, int first) {
                                                                                             : 0);
 }
 
+namespace {
+
+// Appends the systems in `slots` of `from` to `to` with one kernel, batch to batch, as
+// systems::unpack_systems() would from a message packed of them: in that order, in `status`
+// (one per system), steps 0, scratch 0, forces 0, lists to be built. Returns the first new slot.
+// `to` must have room (the caller chose `slots` to fit).
+int move_systems(const systems::SystemsBatch& from, const std::vector<int>& slots,
+                 systems::SystemsBatch& to, const std::vector<int>& status) {
+  using exec = systems::SystemsBatch::execution_space;
+  using team_policy = Kokkos::TeamPolicy<exec>;
+  const int n = static_cast<int>(slots.size());
+  const int s0 = to.num_systems();
+  const int a0 = to.num_atoms();
+  // Per system: its slot in `from`, its first atom there, its first atom in `to`, its status.
+  const std::vector<systems::HostSlot>& from_slots = from.host_slots();
+  std::vector<int> atom_of_slot(from_slots.size() + 1, 0);
+  for (std::size_t s = 0; s < from_slots.size(); ++s)
+    atom_of_slot[s + 1] = atom_of_slot[s] + from_slots[s].count;
+  Kokkos::View<int* [4], Kokkos::LayoutRight, systems::SystemsBatch::memory_space> plan(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::pipeline::move"),
+      static_cast<std::size_t>(n));
+  std::vector<systems::HostSlot> added;
+  {
+    auto h = Kokkos::create_mirror_view(plan);
+    int dst = a0;
+    for (int k = 0; k < n; ++k) {
+      const auto s = static_cast<std::size_t>(slots[static_cast<std::size_t>(k)]);
+      h(k, 0) = static_cast<int>(s);
+      h(k, 1) = atom_of_slot[s];
+      h(k, 2) = dst;
+      h(k, 3) = status[static_cast<std::size_t>(k)];
+      dst += from_slots[s].count;
+      systems::HostSlot slot = from_slots[s];
+      slot.status = status[static_cast<std::size_t>(k)];
+      slot.steps = 0;
+      added.push_back(slot);
+    }
+    Kokkos::deep_copy(plan, h);
+  }
+  const int stages = to.num_stages();
+  const auto f_id = from.id;
+  const auto f_count = from.count;
+  const auto f_stage_steps = from.stage_steps;
+  const auto f_pbc = from.pbc;
+  const auto f_failed = from.failed;
+  const auto f_cell = from.cell;
+  const auto f_virial = from.virial;
+  const auto f_energy = from.energy;
+  const auto f_fmax = from.fmax;
+  const auto f_species = from.species;
+  const auto f_pos = from.positions;
+  const auto f_vel = from.velocities;
+  const auto f_mass = from.masses;
+  const auto id = to.id;
+  const auto count = to.count;
+  const auto offset = to.offset;
+  const auto stage_steps = to.stage_steps;
+  const auto steps = to.steps;
+  const auto st = to.status;
+  const auto scratch = to.scratch;
+  const auto list_built = to.list_built;
+  const auto forces_stale = to.forces_stale;
+  const auto species = to.species;
+  const auto system_of_atom = to.system_of_atom;
+  const auto energy = to.energy;
+  const auto fmax = to.fmax;
+  const auto pos = to.positions;
+  const auto vel = to.velocities;
+  const auto frc = to.forces;
+  const auto mass = to.masses;
+  const auto cell = to.cell;
+  const auto pbc = to.pbc;
+  const auto failed = to.failed;
+  const auto virial = to.virial;
+  Kokkos::parallel_for(
+      "baton::pipeline::move_systems", team_policy(n, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const team_policy::member_type& team) {
+        const int k = team.league_rank();
+        const int from_s = plan(k, 0);
+        const int src = plan(k, 1);
+        const int dst = plan(k, 2);
+        const int s = s0 + k;
+        const int c = f_count(from_s);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          id(s) = f_id(from_s);
+          count(s) = c;
+          offset(s) = dst;
+          for (int j = 0; j < stages; ++j)
+            stage_steps(s, j) = f_stage_steps(from_s, j);
+          pbc(s) = f_pbc(from_s);
+          failed(s) = f_failed(from_s);
+          for (int j = 0; j < 9; ++j)
+            cell(s, j) = f_cell(from_s, j);
+          for (int j = 0; j < 6; ++j)
+            virial(s, j) = f_virial(from_s, j);
+          steps(s) = 0;
+          st(s) = plan(k, 3);
+          for (int j = 0; j < systems::batch_scratch_size; ++j)
+            scratch(s, j) = 0.0;
+          list_built(s) = 0;
+          forces_stale(s) = 0;
+          energy(s) = f_energy(from_s);
+          fmax(s) = f_fmax(from_s);
+        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
+          species(dst + i) = f_species(src + i);
+          system_of_atom(dst + i) = s;
+          for (int d = 0; d < 3; ++d) {
+            pos(dst + i, d) = f_pos(src + i, d);
+            vel(dst + i, d) = f_vel(src + i, d);
+            frc(dst + i, d) = 0.0;
+          }
+          mass(dst + i) = f_mass(src + i);
+        });
+      });
+  Kokkos::fence();  // `plan` goes out of scope; `from` loses these systems next
+  to.append_slots(added);
+  return s0;
+}
+
+}  // namespace
+
 std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& to,
                            dynamics::Stage* enter, const std::vector<char>* failed) {
   const std::vector<int> held = slots_with(from, systems::SystemStatus::Held);
@@ -91,31 +213,31 @@ std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& t
   }
   if (chosen.empty())
     return {};
-  systems::PackedSystems wire = systems::pack_systems(from, chosen);
-  if (failed != nullptr) {
-    std::vector<char> chosen_failed;
-    for (int s : chosen)
-      chosen_failed.push_back(static_cast<std::size_t>(s) < failed->size()
-                                  ? (*failed)[static_cast<std::size_t>(s)]
-                                  : 0);
-    systems::mark_failed_in_index(wire, chosen_failed);
+  // Arrival status as the wire's (systems::PackedIndex): Finished for a system that failed before.
+  std::vector<int> status;
+  for (int s : chosen) {
+    const bool f = failed != nullptr && static_cast<std::size_t>(s) < failed->size() &&
+                   (*failed)[static_cast<std::size_t>(s)] != 0;
+    status.push_back(
+        static_cast<int>(f ? systems::SystemStatus::Finished : systems::SystemStatus::Active));
   }
-  const int first = systems::unpack_systems(to, wire);
+  const int first = move_systems(from, chosen, to, status);
   from.remove(chosen);
   if (enter != nullptr)
     enter->enter(to, first, static_cast<int>(chosen.size()));
   return chosen;
 }
 
-void move_held(Runner& from, Runner& to) {
+bool move_held(Runner& from, Runner& to) {
   const int first = to.batch.num_systems();
   const std::vector<int> moved = move_held(from.batch, to.batch, to.impl.get(), &from.failed);
   if (moved.empty())
-    return;
+    return false;
   note_arrivals(to, first);
   for (auto s = moved.rbegin(); s != moved.rend(); ++s)  // ascending: the back first
     if (static_cast<std::size_t>(*s) < from.failed.size())
       from.failed.erase(from.failed.begin() + *s);
+  return true;
 }
 
 }  // namespace baton::pipeline::detail

@@ -44,11 +44,12 @@ void advance(Runner& r, int steps, TimerRegistry& timers);
 /// Moves Held systems of `from` (slot order, as the host knows them) that fit `to` there, and calls
 /// `enter` on them when a stage is given. They arrive Active, or Finished where `failed` (one flag
 /// per slot of `from`; null: none known) says the system failed: no stage steps a failed system,
-/// it passes through. Returns the slots of `from` that moved (removed from `from`).
+/// it passes through. One kernel copies them batch to batch (as unpacking a message packed of
+/// them would, without the message). Returns the slots of `from` that moved (removed from `from`).
 std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& to,
                            dynamics::Stage* enter, const std::vector<char>* failed = nullptr);
 /// move_held() between two stages on this rank: `to.failed` notes the arrivals; `from.failed`
-/// forgets the slots that left.
-void move_held(Runner& from, Runner& to);
+/// forgets the slots that left. Returns whether any moved.
+bool move_held(Runner& from, Runner& to);
 
 }  // namespace baton::pipeline::detail

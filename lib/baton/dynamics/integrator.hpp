@@ -4,8 +4,8 @@
 /// integrator needs around its own update (neighbour lists and their growth, force evaluations,
 /// the failure and dissociation checks, step counting and the per-call step budget, enter() and
 /// advance()), and IntegratorSystem, one system as an Update sees it. FireStage, VerletStage and
-/// LangevinStage are Updates of it (FireUpdate, VerletUpdate, LangevinUpdate); docs/dynamics.md,
-/// "Writing your own integrator", shows one written in user code.
+/// LangevinStage are IntegratorStages with their Updates (FireUpdate, VerletUpdate,
+/// LangevinUpdate); docs/dynamics.md, "Writing your own integrator", shows one in user code.
 ///
 /// An Update is a small type, copied into the stage's kernel (plain values or Kokkos Views: no
 /// std::string or std::vector members), with
@@ -26,10 +26,10 @@
 /// where System is IntegratorSystem<kernel_t<Potential>>. Per call and system, the skeleton runs
 ///
 ///     begin(s);
-///     until the system is done, failed, or took this call's steps:
+///     until the system is Finished, or took this call's steps, or its neighbour list must grow:
 ///       done(s) or s.steps() >= step_limit(): Finished (its virial computed at the end);
 ///       step(s); the step is counted; its energy, forces, positions and velocities are checked
-///       (Failure codes, systems_batch.hpp) and so is whether it dissociated;
+///       and so is whether it dissociated (broken: failed with a Failure code, and Finished);
 ///
 /// with s.state (the system's scratch columns) stored back at the end of the call.
 
@@ -180,6 +180,25 @@ template <class U, class S>
 struct has_step<U, S, std::void_t<decltype(std::declval<const U&>().step(std::declval<S&>()))>>
     : std::true_type {};
 
+/// The Update's begin(s), where it has one. (Called from the kernel: an extended device lambda
+/// may not first capture a variable inside `if constexpr`.)
+template <class U, class S>
+KOKKOS_INLINE_FUNCTION void update_begin(const U& update, S& s) {
+  if constexpr (has_begin<U, S>::value)
+    update.begin(s);
+  else
+    (void)update, (void)s;
+}
+
+/// The Update's done(s), where it has one; false otherwise.
+template <class U, class S>
+KOKKOS_INLINE_FUNCTION bool update_done(const U& update, const S& s) {
+  if constexpr (has_done<U, S>::value)
+    return update.done(s);
+  else
+    return (void)update, (void)s, false;
+}
+
 }  // namespace detail
 
 /// A stage made of a potential (potential.hpp) and an Update (this file's header comment): enter()
@@ -271,13 +290,9 @@ void IntegratorStage<Potential, Update>::advance(SystemsBatch& batch, int max_st
             return;
           detail::StageSystem sys = sv.begin(team, pot, s);
           System system(team, pot, sv, sys);
-          if constexpr (detail::has_begin<Update, System>::value)
-            update.begin(system);
+          detail::update_begin(update, system);
           while (!sys.done) {
-            bool finished = limit >= 0 && sys.taken >= limit;
-            if constexpr (detail::has_done<Update, System>::value)
-              finished = update.done(static_cast<const System&>(system)) || finished;
-            if (finished) {
+            if (detail::update_done(update, system) || (limit >= 0 && sys.taken >= limit)) {
               sys.done = true;
               break;
             }
@@ -288,6 +303,7 @@ void IntegratorStage<Potential, Update>::advance(SystemsBatch& batch, int max_st
             if (sv.stepped(team, pot, sys))
               break;
           }
+          team.team_barrier();  // every thread loaded the state before one stores it
           system.store_state();
           sv.finish(team, pot, sys);
         });

@@ -22,6 +22,36 @@ void validate(const FireParams& p) {
   validate(p.neighbours);
 }
 
+FireUpdate::FireUpdate(const FireParams& p)
+    : fmax(p.fmax),
+      dt(p.dt),
+      dt_max(p.dt_max),
+      f_inc(p.f_inc),
+      f_dec(p.f_dec),
+      alpha_start(p.alpha_start),
+      f_alpha(p.f_alpha),
+      max_step(p.max_step),
+      ftm2v(p.units.ftm2v),
+      n_min(p.n_min),
+      half_step_back(p.half_step_back),
+      max_steps(p.max_steps) {}
+
+void FireUpdate::enter(systems::SystemsBatch& batch, int first, int n) const {
+  const auto v = batch.velocities;
+  const auto offset = batch.offset;
+  const auto count = batch.count;
+  Kokkos::parallel_for(
+      "baton::dynamics::fire_enter", detail::system_teams(n),
+      KOKKOS_LAMBDA(const detail::TeamMember& team) {
+        const int s = first + team.league_rank();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offset(s), offset(s) + count(s)),
+                             [&](int i) { v(i, 0) = v(i, 1) = v(i, 2) = 0; });
+      });
+}
+
+template class IntegratorStage<LennardJones, FireUpdate>;
+template class IntegratorStage<Morse, FireUpdate>;
+template class IntegratorStage<Eam, FireUpdate>;
 template class FireStage<LennardJones>;
 template class FireStage<Morse>;
 template class FireStage<Eam>;

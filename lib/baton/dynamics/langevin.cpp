@@ -17,6 +17,18 @@ void validate(const LangevinParams& p) {
   validate(p.neighbours);
 }
 
+LangevinUpdate::LangevinUpdate(const LangevinParams& p)
+    : dt(p.dt),
+      ftm2v(p.units.ftm2v),
+      steps(p.steps),
+      kt(p.units.boltz * p.temperature / p.units.mvv2e),
+      c1(std::exp(-p.friction * p.dt)),
+      c2(std::sqrt(1 - c1 * c1)),
+      seed(p.seed) {}
+
+template class IntegratorStage<LennardJones, LangevinUpdate>;
+template class IntegratorStage<Morse, LangevinUpdate>;
+template class IntegratorStage<Eam, LangevinUpdate>;
 template class LangevinStage<LennardJones>;
 template class LangevinStage<Morse>;
 template class LangevinStage<Eam>;

@@ -21,7 +21,11 @@ void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temp
   detail::require("baton::dynamics::draw_velocities", "temperature", temperature,
                   temperature >= 0 && std::isfinite(temperature), ">= 0 and finite");
   validate(units);
-  const double kt = units.boltz * temperature / units.mvv2e;  // velocity^2 x mass
+  detail::draw_velocities(batch, first, n, units.boltz * temperature / units.mvv2e, seed);
+}
+
+namespace detail {
+void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt, std::uint64_t seed) {
   const auto v = batch.velocities;
   const auto mass = batch.masses;
   const auto offset = batch.offset;
@@ -51,6 +55,24 @@ void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temp
       });
 }
 
+}  // namespace detail
+
+VerletUpdate::VerletUpdate(const VerletParams& p)
+    : dt(p.dt),
+      ftm2v(p.units.ftm2v),
+      steps(p.steps),
+      draw(p.temperature >= 0),
+      kt(p.units.boltz * p.temperature / p.units.mvv2e),
+      seed(p.seed) {}
+
+void VerletUpdate::enter(systems::SystemsBatch& batch, int first, int n) const {
+  if (draw && n > 0)
+    detail::draw_velocities(batch, first, n, kt, seed);
+}
+
+template class IntegratorStage<LennardJones, VerletUpdate>;
+template class IntegratorStage<Morse, VerletUpdate>;
+template class IntegratorStage<Eam, VerletUpdate>;
 template class VerletStage<LennardJones>;
 template class VerletStage<Morse>;
 template class VerletStage<Eam>;

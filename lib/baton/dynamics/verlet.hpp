@@ -10,6 +10,7 @@
 #include "baton/dynamics/detail/checks.hpp"
 #include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/forces.hpp"
+#include "baton/dynamics/integrator.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/potential.hpp"
@@ -42,95 +43,67 @@ inline constexpr std::int64_t initial_velocity_step = -1;
 void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temperature,
                      std::uint64_t seed, const Units& units = Units::lj());
 
-/// The "nve" stage: params.steps velocity-Verlet steps per system, then Finished.
-template <class Potential = LennardJones>
-class VerletStage : public Stage {
- public:
-  explicit VerletStage(Potential potential = {}, VerletParams params = {});
-  std::string name() const override { return "nve"; }
-  /// Draws velocities (if params.temperature >= 0) and computes forces.
-  void enter(systems::SystemsBatch& batch, int first, int n) override;
-  void advance(systems::SystemsBatch& batch, int max_steps) override;
-  double cost_estimate() const override { return static_cast<double>(params_.steps); }
-  long step_limit() const override { return params_.steps; }
+namespace detail {
+/// draw_velocities with kt = k_B T / mvv2e (velocity^2 x mass) given, unchecked.
+void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt, std::uint64_t seed);
+}  // namespace detail
 
-  const Potential& potential() const noexcept { return potential_; }
-  const VerletParams& params() const noexcept { return params_; }
-  /// The neighbour lists the stage keeps (builds(), capacity()).
-  const NeighbourLists& neighbour_lists() const noexcept { return lists_; }
+/// Velocity Verlet as an Update of IntegratorStage (integrator.hpp): the numbers of VerletParams
+/// its steps and its enter() use.
+struct VerletUpdate {
+  double dt, ftm2v;
+  long steps;
+  bool draw;           ///< temperature >= 0: draw velocities on entry...
+  double kt;           ///< ...with this k_B T / mvv2e
+  std::uint64_t seed;  ///< ...and this seed
 
- private:
-  Potential potential_;
-  VerletParams params_;
-  NeighbourLists lists_;
+  explicit VerletUpdate(const VerletParams& p = {});
+
+  std::string name() const { return "nve"; }
+  long step_limit() const { return steps; }
+  double cost_estimate() const { return static_cast<double>(steps); }
+  /// Draws velocities (draw_velocities) when `draw`.
+  void enter(systems::SystemsBatch& batch, int first, int n) const;
+
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void step(System& s) const {
+    s.for_each_atom([&](int i) {
+      const double h = 0.5 * dt * ftm2v / s.mass(i);
+      for (int d = 0; d < 3; ++d) {
+        s.v(i, d) += h * s.f(i, d);
+        s.x(i, d) += dt * s.v(i, d);
+      }
+    });
+    s.forces();
+    s.for_each_atom([&](int i) {
+      const double h = 0.5 * dt * ftm2v / s.mass(i);
+      for (int d = 0; d < 3; ++d)
+        s.v(i, d) += h * s.f(i, d);
+    });
+  }
 };
 
-// Implementation.
+/// The "nve" stage: params.steps velocity-Verlet steps per system, then Finished. enter() draws
+/// velocities (if params.temperature >= 0) and computes forces.
+template <class Potential = LennardJones>
+class VerletStage : public IntegratorStage<Potential, VerletUpdate> {
+ public:
+  explicit VerletStage(Potential potential = {}, VerletParams params = {})
+      : IntegratorStage<Potential, VerletUpdate>(std::move(potential), VerletUpdate(params),
+                                                 params.neighbours, params.units),
+        params_(std::move(params)) {
+    validate(params_);
+  }
 
-template <class Potential>
-VerletStage<Potential>::VerletStage(Potential potential, VerletParams params)
-    : potential_(std::move(potential)), params_(params), lists_(params_.neighbours) {
-  (void)potential_.kernel();  // checks the potential's parameters
-  validate(params_);
-}
+  const VerletParams& params() const noexcept { return params_; }
 
-template <class Potential>
-void VerletStage<Potential>::enter(systems::SystemsBatch& batch, int first, int n) {
-  detail::check_slots("VerletStage::enter", batch, first, n);
-  if (params_.temperature >= 0 && n > 0)
-    draw_velocities(batch, first, n, params_.temperature, params_.seed, params_.units);
-  enter_forces(potential_, batch, first, n, lists_, params_.neighbours.skin_in(params_.units));
-}
+ private:
+  VerletParams params_;
+};
 
-template <class Potential>
-void VerletStage<Potential>::advance(systems::SystemsBatch& batch, int max_steps) {
-  detail::check_max_steps("VerletStage::advance", max_steps);
-  const int n = batch.num_systems();
-  if (n == 0 || max_steps == 0)
-    return;
-  const auto pot = potential_.kernel();
-  const double dt = params_.dt;
-  const double ftm2v = params_.units.ftm2v;
-  const long limit = params_.steps;
-  constexpr int active = static_cast<int>(systems::SystemStatus::Active);
-  lists_.begin_call(batch, pot.cutoff_squared(), params_.neighbours.skin_in(params_.units));
-  do {  // again for the rest of the steps when a neighbour list had to grow
-    const detail::StageViews sv(batch, lists_);
-    Kokkos::parallel_for(
-        "baton::dynamics::verlet", detail::system_teams(n),
-        KOKKOS_LAMBDA(const detail::TeamMember& team) {
-          if (sv.status(team.league_rank()) != active || !sv.ready(team, pot, team.league_rank()))
-            return;
-          detail::StageSystem sys = sv.begin(team, pot, team.league_rank());
-          while (!sys.done) {
-            if (sys.taken >= limit) {
-              sys.done = true;
-              break;
-            }
-            if (sv.call_over(sys, max_steps))
-              break;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
-              const double h = 0.5 * dt * ftm2v / sv.mass(i);
-              for (int d = 0; d < 3; ++d) {
-                sv.v(i, d) += h * sv.f(i, d);
-                sv.x(i, d) += dt * sv.v(i, d);
-              }
-            });
-            team.team_barrier();
-            sv.forces<false>(team, pot, sys);
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sys.begin, sys.end), [&](int i) {
-              const double h = 0.5 * dt * ftm2v / sv.mass(i);
-              for (int d = 0; d < 3; ++d)
-                sv.v(i, d) += h * sv.f(i, d);
-            });
-            if (sv.stepped(team, pot, sys))
-              break;
-          }
-          sv.finish(team, pot, sys);
-        });
-  } while (lists_.grow_after_call(batch));
-}
-
+extern template class IntegratorStage<LennardJones, VerletUpdate>;
+extern template class IntegratorStage<Morse, VerletUpdate>;
+extern template class IntegratorStage<Eam, VerletUpdate>;
 extern template class VerletStage<LennardJones>;
 extern template class VerletStage<Morse>;
 extern template class VerletStage<Eam>;

@@ -569,7 +569,7 @@ std::vector<HostSystem> decode_host_systems(const std::int64_t* ints, std::size_
     const double* r = reals + rp;
     std::int64_t a = 0;
     for (std::int64_t s = 0; s < n; ++s) {
-      if (cnt[s] < 1 || a + cnt[s] > m)
+      if (cnt[s] < 1 || cnt[s] > m - a)  // not a + cnt[s] > m: that can overflow
         malformed("system " + std::to_string(s) + " has " + std::to_string(cnt[s]) + " atoms");
       HostSystem sys;
       sys.id = id[s];

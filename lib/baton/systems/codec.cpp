@@ -41,6 +41,15 @@ KOKKOS_INLINE_FUNCTION std::int64_t bits_of(double x) {
 #endif
 }
 
+// The message View a field travels in.
+template <class F, class Ints, class Reals>
+KOKKOS_INLINE_FUNCTION auto& wire_of(Ints& ints, Reals& reals) {
+  if constexpr (F::wire == fields::Wire::ints)
+    return ints;
+  else
+    return reals;
+}
+
 double double_of(std::int64_t bits) {
   double x = 0;
   std::memcpy(&x, &bits, sizeof x);
@@ -168,19 +177,8 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
   auto d_dst = upload(dst_offset, "baton::wire::dst");
   auto ints = w.ints;
   auto reals = w.reals;
-  auto id = batch.id;
-  auto count = batch.count;
-  auto stage_steps = batch.stage_steps;
-  auto species = batch.species;
-  auto energy = batch.energy;
-  auto fmax = batch.fmax;
-  auto pos = batch.positions;
-  auto vel = batch.velocities;
-  auto mass = batch.masses;
-  auto cell = batch.cell;
-  auto pbc = batch.pbc;
-  auto failed = batch.failed;
-  auto virial = batch.virial;
+  const auto count = batch.count;
+  const fields::BatchViews views(batch);
   const PackedLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::pack", team_policy(n, Kokkos::AUTO),
@@ -191,30 +189,28 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
         const int src = d_src(k);
         const std::int64_t dst = d_dst(k);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          ints(L.id() + k) = id(s);
-          ints(L.count() + k) = c;
-          for (int j = 0; j < stages; ++j)
-            ints(L.stage_steps() + std::int64_t(k) * stages + j) = stage_steps(s, j);
-          ints(L.pbc() + k) = pbc(s);
-          ints(L.failed() + k) = failed(s);
-          reals(L.energy() + k) = energy(s);
-          reals(L.fmax() + k) = fmax(s);
-          for (int j = 0; j < 9; ++j)
-            reals(L.cell() + 9 * std::int64_t(k) + j) = cell(s, j);
-          for (int j = 0; j < 6; ++j)
-            reals(L.virial() + 6 * std::int64_t(k) + j) = virial(s, j);
+          fields::batch_fields::for_each([&](auto f) {
+            using F = decltype(f);
+            if constexpr (F::per == fields::Per::system && F::wire != fields::Wire::none) {
+              const auto& v = views.template get<F>();
+              const int wd = F::width(stages);
+              const std::int64_t at = L.template at<F>() + std::int64_t(k) * wd;
+              for (int j = 0; j < wd; ++j)
+                wire_of<F>(ints, reals)(at + j) = F::at(v, s, j);
+            }
+          });
         });
-        const std::int64_t species_at = L.species() + dst;
-        const std::int64_t pos_at = L.positions() + 3 * dst;
-        const std::int64_t vel_at = L.velocities() + 3 * dst;
-        const std::int64_t mass_at = L.masses() + dst;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
-          ints(species_at + i) = species(src + i);
-          for (int d = 0; d < 3; ++d) {
-            reals(pos_at + 3 * i + d) = pos(src + i, d);
-            reals(vel_at + 3 * i + d) = vel(src + i, d);
-          }
-          reals(mass_at + i) = mass(src + i);
+          fields::batch_fields::for_each([&](auto f) {
+            using F = decltype(f);
+            if constexpr (F::per == fields::Per::atom && F::wire != fields::Wire::none) {
+              const auto& v = views.template get<F>();
+              const int wd = F::width(stages);
+              const std::int64_t at = L.template at<F>() + (dst + i) * wd;
+              for (int j = 0; j < wd; ++j)
+                wire_of<F>(ints, reals)(at + j) = F::at(v, src + i, j);
+            }
+          });
         });
       });
   Kokkos::fence();
@@ -382,27 +378,10 @@ int unpack_systems(SystemsBatch& batch, const PackedSystems& wire) {
   const int stages = batch.num_stages();
   auto ints = wire.ints;
   auto reals = wire.reals;
-  auto id = batch.id;
-  auto count = batch.count;
   auto offset = batch.offset;
-  auto stage_steps = batch.stage_steps;
-  auto steps = batch.steps;
   auto status = batch.status;
-  auto scratch = batch.scratch;
-  auto list_built = batch.list_built;
-  auto forces_stale = batch.forces_stale;
-  auto species = batch.species;
   auto system_of_atom = batch.system_of_atom;
-  auto energy = batch.energy;
-  auto fmax = batch.fmax;
-  auto pos = batch.positions;
-  auto vel = batch.velocities;
-  auto frc = batch.forces;
-  auto mass = batch.masses;
-  auto cell = batch.cell;
-  auto pbc = batch.pbc;
-  auto failed = batch.failed;
-  auto virial = batch.virial;
+  const fields::BatchViews views(batch);
   const PackedLayout L{n, m, stages};
   Kokkos::parallel_for(
       "baton::wire::unpack", team_policy(n, Kokkos::AUTO),
@@ -413,39 +392,43 @@ int unpack_systems(SystemsBatch& batch, const PackedSystems& wire) {
         const int c = static_cast<int>(ints(L.count() + k));
         const int dst = a0 + d_off(k);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          id(s) = ints(L.id() + k);
-          count(s) = c;
           offset(s) = dst;
-          for (int j = 0; j < stages; ++j)
-            stage_steps(s, j) = ints(L.stage_steps() + std::int64_t(k) * stages + j);
-          pbc(s) = static_cast<int>(ints(L.pbc() + k));
-          failed(s) = static_cast<int>(ints(L.failed() + k));
-          for (int j = 0; j < 9; ++j)
-            cell(s, j) = reals(L.cell() + 9 * std::int64_t(k) + j);
-          for (int j = 0; j < 6; ++j)
-            virial(s, j) = reals(L.virial() + 6 * std::int64_t(k) + j);
-          steps(s) = 0;
           status(s) = d_off(n + k);
-          for (int j = 0; j < systems::batch_scratch_size; ++j)
-            scratch(s, j) = 0.0;
-          list_built(s) = 0;
-          forces_stale(s) = 0;
-          energy(s) = reals(L.energy() + k);
-          fmax(s) = reals(L.fmax() + k);
+          fields::batch_fields::for_each([&](auto f) {
+            using F = decltype(f);
+            if constexpr (F::per == fields::Per::system) {
+              using T = typename F::value_type;
+              const auto& v = views.template get<F>();
+              const int wd = F::width(stages);
+              if constexpr (F::wire != fields::Wire::none) {
+                const std::int64_t at = L.template at<F>() + std::int64_t(k) * wd;
+                for (int j = 0; j < wd; ++j)
+                  F::at(v, s, j) = static_cast<T>(wire_of<F>(ints, reals)(at + j));
+              } else if constexpr (F::arrival == fields::Arrival::zero) {
+                for (int j = 0; j < wd; ++j)
+                  F::at(v, s, j) = T(0);
+              }
+            }
+          });
         });
-        const std::int64_t species_at = L.species() + src;
-        const std::int64_t pos_at = L.positions() + 3 * src;
-        const std::int64_t vel_at = L.velocities() + 3 * src;
-        const std::int64_t mass_at = L.masses() + src;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
-          species(dst + i) = static_cast<int>(ints(species_at + i));
           system_of_atom(dst + i) = s;
-          for (int d = 0; d < 3; ++d) {
-            pos(dst + i, d) = reals(pos_at + 3 * i + d);
-            vel(dst + i, d) = reals(vel_at + 3 * i + d);
-            frc(dst + i, d) = 0.0;
-          }
-          mass(dst + i) = reals(mass_at + i);
+          fields::batch_fields::for_each([&](auto f) {
+            using F = decltype(f);
+            if constexpr (F::per == fields::Per::atom) {
+              using T = typename F::value_type;
+              const auto& v = views.template get<F>();
+              const int wd = F::width(stages);
+              if constexpr (F::wire != fields::Wire::none) {
+                const std::int64_t at = L.template at<F>() + (src + i) * wd;
+                for (int j = 0; j < wd; ++j)
+                  F::at(v, dst + i, j) = static_cast<T>(wire_of<F>(ints, reals)(at + j));
+              } else if constexpr (F::arrival == fields::Arrival::zero) {
+                for (int j = 0; j < wd; ++j)
+                  F::at(v, dst + i, j) = T(0);
+              }
+            }
+          });
         });
       });
   Kokkos::fence();
@@ -496,46 +479,29 @@ HostPacked encode_host_systems(const std::vector<HostSystem>& systems, SpeciesTa
   for (const HostSystem& s : systems)
     m += static_cast<std::int64_t>(s.size());
   HostPacked w;
-  w.ints = {packed_magic, packed_version, n, m, stages, 0};
-  w.ints.reserve(packed_int_count(n, m, stages));
+  w.ints.assign(packed_int_count(n, m, stages), 0);
   w.reals.assign(packed_real_count(n, m), 0.0);
-  for (const HostSystem& s : systems)
-    w.ints.push_back(s.id);
-  for (const HostSystem& s : systems)
-    w.ints.push_back(static_cast<std::int64_t>(s.size()));
-  for (const HostSystem& s : systems)
-    for (int j = 0; j < stages; ++j)
-      w.ints.push_back(static_cast<std::size_t>(j) < s.stage_steps.size()
-                           ? s.stage_steps[static_cast<std::size_t>(j)]
-                           : 0);
-  std::size_t a = 0;
+  const std::int64_t head[packed_header_size] = {packed_magic, packed_version, n, m, stages, 0};
+  std::copy(head, head + packed_header_size, w.ints.begin());
   const PackedLayout L{n, m, stages};
-  const auto at = [](std::int64_t offset, std::size_t i) {
-    return static_cast<std::size_t>(offset) + i;
-  };
-  for (std::size_t k = 0; k < systems.size(); ++k) {
-    const HostSystem& s = systems[k];
-    w.reals[at(L.energy(), k)] = s.energy;
-    w.reals[at(L.fmax(), k)] = s.fmax;
-    for (std::size_t j = 0; j < 9; ++j)
-      w.reals[at(L.cell(), 9 * k + j)] = s.cell[j];
-    for (std::size_t j = 0; j < 6; ++j)
-      w.reals[at(L.virial(), 6 * k + j)] = s.virial[j];
-    for (std::size_t i = 0; i < s.size(); ++i, ++a) {
-      w.ints.push_back(species.index(s.species[i]));
-      for (std::size_t d = 0; d < 3; ++d) {
-        w.reals[at(L.positions(), 3 * a + d)] =
-            s.positions.size() == 3 * s.size() ? s.positions[3 * i + d] : 0.0;
-        w.reals[at(L.velocities(), 3 * a + d)] =
-            s.velocities.size() == 3 * s.size() ? s.velocities[3 * i + d] : 0.0;
+  fields::batch_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if constexpr (F::wire != fields::Wire::none) {
+      auto& out = wire_of<F>(w.ints, w.reals);
+      const auto wd = static_cast<std::size_t>(F::width(stages));
+      std::size_t at = static_cast<std::size_t>(L.template at<F>());
+      for (const HostSystem& s : systems) {
+        if constexpr (F::per == fields::Per::system) {
+          for (std::size_t j = 0; j < wd; ++j)
+            out[at++] = F::encode(s, static_cast<int>(j), species);
+        } else {
+          for (std::size_t i = 0; i < s.size(); ++i)
+            for (std::size_t j = 0; j < wd; ++j)
+              out[at++] = F::encode(s, i, static_cast<int>(j), species);
+        }
       }
-      w.reals[at(L.masses(), a)] = s.masses.size() == s.size() ? s.masses[i] : 1.0;
     }
-  }
-  for (const HostSystem& s : systems)
-    w.ints.push_back(systems::pbc_bits(s.pbc));
-  for (const HostSystem& s : systems)
-    w.ints.push_back(s.failed ? systems::failure_code(s.failure) : 0);
+  });
   return w;
 }
 
@@ -560,38 +526,29 @@ std::vector<HostSystem> decode_host_systems(const std::int64_t* ints, std::size_
       malformed("a message runs past the end of the gathered data");
     decode_packed_header(h, ni, nr);
     const PackedLayout L{n, m, k};
-    const std::int64_t* id = h + L.id();
     const std::int64_t* cnt = h + L.count();
-    const std::int64_t* st = h + L.stage_steps();
-    const std::int64_t* sp = h + L.species();
-    const std::int64_t* pbc = h + L.pbc();
-    const std::int64_t* failed = h + L.failed();
     const double* r = reals + rp;
     std::int64_t a = 0;
     for (std::int64_t s = 0; s < n; ++s) {
-      if (cnt[s] < 1 || a + cnt[s] > m)
+      if (cnt[s] < 1 || cnt[s] > m - a)  // not a + cnt[s] > m: that can overflow
         malformed("system " + std::to_string(s) + " has " + std::to_string(cnt[s]) + " atoms");
       HostSystem sys;
-      sys.id = id[s];
-      sys.energy = r[L.energy() + s];
-      sys.fmax = r[L.fmax() + s];
-      for (int j = 0; j < 9; ++j)
-        sys.cell[static_cast<std::size_t>(j)] = r[L.cell() + 9 * s + j];
-      for (int j = 0; j < 6; ++j)
-        sys.virial[static_cast<std::size_t>(j)] = r[L.virial() + 6 * s + j];
-      for (int d = 0; d < 3; ++d)
-        sys.pbc[static_cast<std::size_t>(d)] = (pbc[s] >> d) & 1;
-      sys.failed = failed[s] != 0;
-      sys.failure = systems::failure_text(static_cast<int>(failed[s]));
-      sys.stage_steps.assign(st + s * k, st + (s + 1) * k);
-      for (std::int64_t i = a; i < a + cnt[s]; ++i) {
-        sys.species.push_back(species.name(static_cast<int>(sp[i])));
-        for (int d = 0; d < 3; ++d) {
-          sys.positions.push_back(r[L.positions() + 3 * i + d]);
-          sys.velocities.push_back(r[L.velocities() + 3 * i + d]);
+      fields::batch_fields::for_each_host([&](auto f) {
+        using F = decltype(f);
+        if constexpr (F::wire != fields::Wire::none) {
+          const auto& values = wire_of<F>(h, r);  // the message's integers or doubles
+          const std::int64_t wd = F::width(k);
+          const std::int64_t at = L.template at<F>();
+          if constexpr (F::per == fields::Per::system) {
+            for (std::int64_t j = 0; j < wd; ++j)
+              F::decode(sys, static_cast<int>(j), values[at + s * wd + j]);
+          } else {
+            for (std::int64_t i = a; i < a + cnt[s]; ++i)
+              for (std::int64_t j = 0; j < wd; ++j)
+                F::decode(sys, values[at + i * wd + j], species);
+          }
         }
-        sys.masses.push_back(r[L.masses() + i]);
-      }
+      });
       a += cnt[s];
       out.push_back(std::move(sys));
     }

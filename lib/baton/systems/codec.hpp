@@ -15,7 +15,9 @@
 /// failed[n] (0 or 1).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
 /// order of the systems), cell[9n], virial[6n]. A message of 0 systems is valid (ints = header
-/// only, doubles empty). PackedLayout gives every field's offset.
+/// only, doubles empty). The fields, their order and sizes come from one table, fields.hpp
+/// (fields::batch_fields), which PackedLayout, the pack and unpack kernels and the host encode and
+/// decode iterate.
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "baton/systems/fields.hpp"
 #include "baton/systems/host_system.hpp"
 #include "baton/systems/systems_batch.hpp"
 
@@ -43,23 +46,33 @@ inline constexpr std::int64_t packed_species = 4;
 /// integers and its doubles: the format, defined here once.
 struct PackedLayout {
   std::int64_t n = 0, m = 0, k = 0;
+  /// Where field F (fields.hpp, one that travels) starts in the integers or the doubles.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION std::int64_t at() const {
+    return (F::wire == fields::Wire::ints ? packed_header_size : 0) +
+           fields::batch_fields::offset<F>(n, m, k);
+  }
   // integers
-  KOKKOS_INLINE_FUNCTION std::int64_t id() const { return packed_header_size; }
-  KOKKOS_INLINE_FUNCTION std::int64_t count() const { return id() + n; }
-  KOKKOS_INLINE_FUNCTION std::int64_t stage_steps() const { return count() + n; }
-  KOKKOS_INLINE_FUNCTION std::int64_t species() const { return stage_steps() + n * k; }
-  KOKKOS_INLINE_FUNCTION std::int64_t pbc() const { return species() + m; }
-  KOKKOS_INLINE_FUNCTION std::int64_t failed() const { return pbc() + n; }
-  KOKKOS_INLINE_FUNCTION std::int64_t int_count() const { return failed() + n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t id() const { return at<fields::id>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t count() const { return at<fields::count>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t stage_steps() const { return at<fields::stage_steps>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t species() const { return at<fields::species>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t pbc() const { return at<fields::pbc>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t failed() const { return at<fields::failed>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t int_count() const {
+    return packed_header_size + fields::batch_fields::total(fields::Wire::ints, n, m, k);
+  }
   // doubles
-  KOKKOS_INLINE_FUNCTION std::int64_t energy() const { return 0; }
-  KOKKOS_INLINE_FUNCTION std::int64_t fmax() const { return n; }
-  KOKKOS_INLINE_FUNCTION std::int64_t positions() const { return 2 * n; }
-  KOKKOS_INLINE_FUNCTION std::int64_t velocities() const { return positions() + 3 * m; }
-  KOKKOS_INLINE_FUNCTION std::int64_t masses() const { return velocities() + 3 * m; }
-  KOKKOS_INLINE_FUNCTION std::int64_t cell() const { return masses() + m; }
-  KOKKOS_INLINE_FUNCTION std::int64_t virial() const { return cell() + 9 * n; }
-  KOKKOS_INLINE_FUNCTION std::int64_t real_count() const { return virial() + 6 * n; }
+  KOKKOS_INLINE_FUNCTION std::int64_t energy() const { return at<fields::energy>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t fmax() const { return at<fields::fmax>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t positions() const { return at<fields::positions>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t velocities() const { return at<fields::velocities>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t masses() const { return at<fields::masses>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t cell() const { return at<fields::cell>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t virial() const { return at<fields::virial>(); }
+  KOKKOS_INLINE_FUNCTION std::int64_t real_count() const {
+    return fields::batch_fields::total(fields::Wire::reals, n, m, k);
+  }
 };
 
 /// Sizes of the two Views for n systems of m atoms in total with k stage counters each.

@@ -4,14 +4,26 @@
 #include <string>
 
 #include "baton/core/error.hpp"
+#include "baton/systems/fields.hpp"
 
 namespace baton::systems {
 
 namespace {
 
-template <class V>
-V alloc(const char* label, int n) {
-  return V(Kokkos::view_alloc(std::string("baton::batch::") + label), n);
+// Copies row `from` of `src` to row `to` of `dst` for every field of `per` that moves with its
+// system (fields.hpp: compacted).
+template <fields::Per per>
+KOKKOS_INLINE_FUNCTION void copy_row(const fields::BatchViews& src, int from,
+                                     const fields::BatchViews& dst, int to, int stages) {
+  fields::batch_fields::for_each([&](auto f) {
+    using F = decltype(f);
+    if constexpr (F::per == per && F::compacted) {
+      const auto& s = src.template get<F>();
+      const auto& d = dst.template get<F>();
+      for (int j = 0; j < F::width(stages); ++j)
+        F::at(d, to, j) = F::at(s, from, j);
+    }
+  });
 }
 
 std::atomic<long> bookkeeping_syncs{0};
@@ -37,30 +49,17 @@ SystemsBatch::SystemsBatch(BatchCapacity capacity, int num_stages)
                 " atoms, " + std::to_string(num_stages) + " stages)");
   const int na = capacity.atoms;
   const int ns = capacity.systems;
-  positions = alloc<view<double* [3]>>("positions", na);
-  velocities = alloc<view<double* [3]>>("velocities", na);
-  forces = alloc<view<double* [3]>>("forces", na);
-  masses = alloc<view<double*>>("masses", na);
-  species = alloc<view<int*>>("species", na);
-  system_of_atom = alloc<view<int*>>("system_of_atom", na);
-  atom_scratch = alloc<view<double* [2]>>("atom_scratch", na);
-  list_origin = alloc<view<double* [3]>>("list_origin", na);
-  offset = alloc<view<int*>>("offset", ns);
-  count = alloc<view<int*>>("count", ns);
-  id = alloc<view<std::int64_t*>>("id", ns);
-  energy = alloc<view<double*>>("energy", ns);
-  fmax = alloc<view<double*>>("fmax", ns);
-  virial = alloc<view<double* [6]>>("virial", ns);
-  steps = alloc<view<std::int64_t*>>("steps", ns);
-  stage_steps = view<std::int64_t**>(Kokkos::view_alloc(std::string("baton::batch::stage_steps")),
-                                     ns, num_stages > 0 ? num_stages : 1);
-  status = alloc<view<int*>>("status", ns);
-  cell = alloc<view<double* [9]>>("cell", ns);
-  pbc = alloc<view<int*>>("pbc", ns);
-  failed = alloc<view<int*>>("failed", ns);
-  scratch = alloc<view<double* [batch_scratch_size]>>("scratch", ns);
-  list_built = alloc<view<int*>>("list_built", ns);
-  forces_stale = alloc<view<int*>>("forces_stale", ns);
+  fields::batch_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    auto& v = F::view(*this);
+    using V = std::remove_reference_t<decltype(v)>;
+    const auto label = Kokkos::view_alloc(std::string("baton::batch::") + F::name);
+    const int rows = F::per == fields::Per::atom ? na : ns;
+    if constexpr (F::components == fields::stage_components)
+      v = V(label, rows, num_stages > 0 ? num_stages : 1);
+    else
+      v = V(label, rows);
+  });
   list_overflow = view<int>(Kokkos::view_alloc(std::string("baton::batch::list_overflow")));
 }
 
@@ -196,17 +195,28 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
   const int n_move_atoms = atoms - atom_begin;
   const int n_move = kept - first;
   const int stages = static_cast<int>(stage_steps.extent(1));
-  SystemsBatch& b = *this;
-  view<double*[3]> t_pos("t_pos", n_move_atoms), t_vel("t_vel", n_move_atoms),
-      t_frc("t_frc", n_move_atoms), t_origin("t_origin", n_move_atoms);
-  view<double*> t_mass("t_mass", n_move_atoms);
-  view<int*> t_species("t_species", n_move_atoms), t_sys("t_sys", n_move_atoms);
+  // Scratch copies of the fields that move (fields.hpp: compacted), for the moved tail.
+  fields::BatchViews moved;
+  fields::batch_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if constexpr (F::compacted) {
+      auto& v = moved.template ref<F>();
+      using V = std::remove_reference_t<decltype(v)>;
+      const std::string label = std::string("baton::batch::moved_") + F::name;
+      const int rows = F::per == fields::Per::atom ? n_move_atoms : n_move;
+      if constexpr (F::components == fields::stage_components)
+        v = V(label, rows, stages);
+      else
+        v = V(label, rows);
+    }
+  });
+  view<int*> t_sys("baton::batch::moved_system_of_atom", n_move_atoms);
+  const fields::BatchViews views(*this);
   using policy = Kokkos::TeamPolicy<execution_space>;
-  auto off = b.offset;
-  auto cnt = b.count;
-  auto pos = b.positions, vel = b.velocities, frc = b.forces, origin = b.list_origin;
-  auto mass = b.masses;
-  auto spec = b.species;
+  const auto off = offset;
+  const auto cnt = count;
+  const auto sys = system_of_atom;
+  // Copies row `from` of every field F of `Per` that moves from `src` to row `to` of `dst`.
   Kokkos::parallel_for(
       "baton::batch::gather_moved", policy(n_move, Kokkos::AUTO),
       KOKKOS_LAMBDA(const policy::member_type& team) {
@@ -215,100 +225,25 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
         const int src_off = off(src);
         const int dst = d_offset(k) - atom_begin;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cnt(src)), [&](int a) {
-          for (int d = 0; d < 3; ++d) {
-            t_pos(dst + a, d) = pos(src_off + a, d);
-            t_vel(dst + a, d) = vel(src_off + a, d);
-            t_frc(dst + a, d) = frc(src_off + a, d);
-            t_origin(dst + a, d) = origin(src_off + a, d);
-          }
-          t_mass(dst + a) = mass(src_off + a);
-          t_species(dst + a) = spec(src_off + a);
+          copy_row<fields::Per::atom>(views, src_off + a, moved, dst + a, stages);
           t_sys(dst + a) = first + k;
         });
       });
-  // Per-system rows: gather into temporaries, then write back.
-  view<int*> s_count("s_count", n_move), s_status("s_status", n_move);
-  view<std::int64_t*> s_id("s_id", n_move), s_steps("s_steps", n_move);
-  view<double*> s_energy("s_energy", n_move), s_fmax("s_fmax", n_move);
-  view<std::int64_t**> s_stage("s_stage", n_move, stages);
-  view<double* [batch_scratch_size]> s_scratch("s_scratch", n_move);
-  view<double* [6]> s_virial("s_virial", n_move);
-  view<double* [9]> s_cell("s_cell", n_move);
-  view<int*> s_pbc("s_pbc", n_move), s_failed("s_failed", n_move), s_built("s_built", n_move),
-      s_stale("s_stale", n_move);
-  auto ids = b.id;
-  auto st = b.steps;
-  auto en = b.energy;
-  auto fm = b.fmax;
-  auto stage = b.stage_steps;
-  auto stat = b.status;
-  auto scr = b.scratch;
-  auto vir = b.virial;
-  auto cel = b.cell;
-  auto per = b.pbc;
-  auto bad = b.failed;
-  auto built = b.list_built;
-  auto stale = b.forces_stale;
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
-      KOKKOS_LAMBDA(int k) {
-        const int src = d_from(k);
-        s_count(k) = cnt(src);
-        s_status(k) = stat(src);
-        s_id(k) = ids(src);
-        s_steps(k) = st(src);
-        s_energy(k) = en(src);
-        s_fmax(k) = fm(src);
-        for (int j = 0; j < stages; ++j)
-          s_stage(k, j) = stage(src, j);
-        for (int j = 0; j < batch_scratch_size; ++j)
-          s_scratch(k, j) = scr(src, j);
-        for (int j = 0; j < 6; ++j)
-          s_virial(k, j) = vir(src, j);
-        for (int j = 0; j < 9; ++j)
-          s_cell(k, j) = cel(src, j);
-        s_pbc(k) = per(src);
-        s_failed(k) = bad(src);
-        s_built(k) = built(src);
-        s_stale(k) = stale(src);
-      });
+      KOKKOS_LAMBDA(int k) { copy_row<fields::Per::system>(views, d_from(k), moved, k, stages); });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
         const int dst = first + k;
         off(dst) = d_offset(k);
-        cnt(dst) = s_count(k);
-        stat(dst) = s_status(k);
-        ids(dst) = s_id(k);
-        st(dst) = s_steps(k);
-        en(dst) = s_energy(k);
-        fm(dst) = s_fmax(k);
-        for (int j = 0; j < stages; ++j)
-          stage(dst, j) = s_stage(k, j);
-        for (int j = 0; j < batch_scratch_size; ++j)
-          scr(dst, j) = s_scratch(k, j);
-        for (int j = 0; j < 6; ++j)
-          vir(dst, j) = s_virial(k, j);
-        for (int j = 0; j < 9; ++j)
-          cel(dst, j) = s_cell(k, j);
-        per(dst) = s_pbc(k);
-        bad(dst) = s_failed(k);
-        built(dst) = s_built(k);
-        stale(dst) = s_stale(k);
+        copy_row<fields::Per::system>(moved, k, views, dst, stages);
       });
-  auto sys = b.system_of_atom;
   Kokkos::parallel_for(
       "baton::batch::scatter_atoms", Kokkos::RangePolicy<execution_space>(0, n_move_atoms),
       KOKKOS_LAMBDA(int a) {
         const int dst = atom_begin + a;
-        for (int d = 0; d < 3; ++d) {
-          pos(dst, d) = t_pos(a, d);
-          vel(dst, d) = t_vel(a, d);
-          frc(dst, d) = t_frc(a, d);
-          origin(dst, d) = t_origin(a, d);
-        }
-        mass(dst) = t_mass(a);
-        spec(dst) = t_species(a);
+        copy_row<fields::Per::atom>(moved, a, views, dst, stages);
         sys(dst) = t_sys(a);
       });
   Kokkos::fence();

@@ -227,7 +227,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   print_row(comm, settings, "fire_lj55", "atom_steps_per_s", 55.0 * fire_steps / fire_s,
             fire_lammps);
 
-  bd::VerletParams nve;
+  bd::VerletOptions nve;
   nve.steps = 200;
   nve.temperature = 0.1;
   const double nve_lammps = on_lammps([&] {
@@ -245,7 +245,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     bd::LennardJones lj;
     lj.cutoff = 2.5;
     lj.shift = false;
-    bd::VerletParams p;
+    bd::VerletOptions p;
     p.steps = 100;
     const bs::HostSystem liquid = with_velocities(
         bd::fcc_crystal({20, 20, 20}, std::cbrt(4 / 0.8442), "Ar", 1), 1.44, bd::Units::lj());
@@ -264,7 +264,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   // Copper with EAM: one crystal of 32,000 atoms, and 256 cells of 108 atoms.
   if (have_eam) {
     const bd::Eam eam(eam_file);
-    bd::VerletParams p;
+    bd::VerletOptions p;
     p.units = bd::Units::metal();
     p.dt = 0.001;
     p.steps = 100;

@@ -125,8 +125,8 @@ void run_pipeline(const baton::Communicator& world, const Settings& settings) {
     handoff(pair, settings);
   }
   const std::vector<bs::HostSystem> input = clusters(200);
-  bd::FireParams fire;
-  bd::VerletParams nve;
+  bd::FireOptions fire;
+  bd::VerletOptions nve;
   const bd::LennardJones lj{1.0, 1.0, 3.0, true};
   const bs::BatchCapacity cap{32, 32 * 55};
   const bp::Pipeline pipeline =

@@ -50,7 +50,7 @@ using namespace pipeline_app;
 namespace {
 
 int run(const baton::Communicator& world, const Options& o, const po::variables_map& vm,
-        const pl::Pipeline& pipeline, const pl::Settings& settings,
+        const pl::Pipeline& pipeline, const pl::DriverOptions& settings,
         const std::optional<dyn::Eam>& eam) {
   Input input = open_input(world, o, pipeline, eam, vm);
   stop::install(world.rank(), input.file ? o.output + pl::XyzFileSink::partial_suffix : "",
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
                   [&](baton::Runtime& runtime, const po::variables_map& vm) {
                     const baton::Communicator& world = runtime.world();
                     pl::Pipeline pipeline;
-                    pl::Settings settings;
+                    pl::DriverOptions settings;
                     std::optional<dyn::Eam> eam;
                     baton::on_every_rank(
                         world,

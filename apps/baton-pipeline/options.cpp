@@ -349,8 +349,8 @@ pl::RunDescription describe_run(const Options& o, const po::variables_map& vm) {
   return run;
 }
 
-pl::Settings build_settings(const Options& o) {
-  pl::Settings settings;
+pl::DriverOptions build_settings(const Options& o) {
+  pl::DriverOptions settings;
   settings.mode = pl::parse_comm_mode(o.mode);
   settings.steps_per_call = o.steps_per_call;
   settings.synchronized = o.synchronized;

@@ -27,9 +27,9 @@ struct Options {
   long snapshot_every = 100;
   baton::dynamics::LennardJones lj;
   baton::dynamics::Morse morse;
-  baton::dynamics::FireParams fire;
-  baton::dynamics::LangevinParams langevin;
-  baton::dynamics::VerletParams nve;
+  baton::dynamics::FireOptions fire;
+  baton::dynamics::LangevinOptions langevin;
+  baton::dynamics::VerletOptions nve;
 };
 
 /// "1,2,3" as integers; a bad item throws app::UsageError naming --`what`.
@@ -46,7 +46,7 @@ baton::pipeline::Pipeline build_pipeline(const Options& o,
 /// Every option checked before any work. Throws app::UsageError.
 void check_options(const Options& o, const baton::pipeline::Pipeline& pipeline, int world_size);
 /// The driver's settings from the options.
-baton::pipeline::Settings build_settings(const Options& o);
+baton::pipeline::DriverOptions build_settings(const Options& o);
 /// What makes this run's results what they are (written into the results file; --resume compares).
 baton::pipeline::RunDescription describe_run(const Options& o, const po::variables_map& vm);
 

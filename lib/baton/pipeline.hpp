@@ -7,7 +7,7 @@
 #include "baton/pipeline/hooks.hpp"
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
-#include "baton/pipeline/settings.hpp"
+#include "baton/pipeline/driver_options.hpp"
 #include "baton/pipeline/sink.hpp"
 #include "baton/pipeline/source.hpp"
 #include "baton/pipeline/stage_counters.hpp"

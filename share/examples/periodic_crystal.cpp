@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
 
   dyn::LennardJones lj;
   lj.cutoff = 2.5;  // at most half the cell's smallest width (checked)
-  dyn::VerletParams nve;
+  dyn::VerletOptions nve;
   nve.steps = 500;
   nve.temperature = 0.7;      // Maxwell-Boltzmann velocities on entry
   nve.neighbours.skin = 0.3;  // pairs listed up to 2.8; rebuilt after a move of 0.15

@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
   const auto input =
       world.rank() == 0 ? dyn::generate_clusters(spec) : std::vector<sys::HostSystem>{};
 
-  dyn::FireParams fire;  // relax to a largest force of 1e-6
-  dyn::VerletParams nve;
+  dyn::FireOptions fire;  // relax to a largest force of 1e-6
+  dyn::VerletOptions nve;
   nve.steps = 500;
   nve.temperature = 0.05;                    // draw velocities on entry
   const sys::BatchCapacity capacity{4, 64};  // each rank's batch: 4 systems, 64 atoms
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       pl::make_stage<dyn::FireStage>(capacity, dyn::LennardJones{}, fire) |
       pl::make_stage<dyn::VerletStage>(capacity, dyn::LennardJones{}, nve);
 
-  pl::Settings settings;
+  pl::DriverOptions settings;
   settings.mode = pl::CommMode::fully_async;
   pl::Driver driver(world, pipeline, settings);
   driver.setup(input);  // plans ranks, checks capacities, wires neighbours

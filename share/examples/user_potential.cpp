@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   Mie mie;
   mie.cutoff = 10;  // beyond the cluster: the whole LJ energy
   const pl::Pipeline pipeline = pl::make_stage<dyn::FireStage>(sys::BatchCapacity{4, 64}, mie);
-  pl::Driver driver(world, pipeline, pl::Settings{});
+  pl::Driver driver(world, pipeline, pl::DriverOptions{});
   driver.setup(input);
   driver.run();
   const auto results = driver.gather_results(0);

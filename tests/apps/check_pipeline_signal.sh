@@ -6,6 +6,9 @@
 #   check_pipeline_signal.sh APP MPIEXEC NP_FLAG OPENMPI WORK
 source "$(dirname "$0")/pipeline_script.sh"
 args=(--systems 20000 --sizes 13 --stages fire --progress off --output out.xyz)
+# Open MPI's mpiexec passes a SIGINT on as SIGTERM and kills the ranks 1 s later by default; on a
+# loaded machine a rank may need longer to finish its write and say so.
+if [ ${#extra[@]} -gt 0 ]; then extra+=(--mca odls_base_sigkill_timeout 10); fi
 
 # run_and_stop SIGNAL TARGET: starts the job, waits for results on disk, signals the ranks
 # (TARGET=ranks) or mpiexec (TARGET=mpiexec), and sets rc to the job's exit code.

@@ -35,7 +35,7 @@ struct Run {
 };
 
 template <class P>
-Run run(const P& potential, bs::HostSystem s, const bd::VerletParams& params) {
+Run run(const P& potential, bs::HostSystem s, const bd::VerletOptions& params) {
   Run out;
   bs::SpeciesTable species;
   bs::SystemsBatch batch({1, static_cast<int>(s.size())}, 1);
@@ -50,7 +50,7 @@ Run run(const P& potential, bs::HostSystem s, const bd::VerletParams& params) {
     out.virial[k] = w(0, k);
   out.energy = bs::copy_systems_to_host(batch, {0}, species)[0].energy;
 
-  bd::VerletParams p = params;
+  bd::VerletOptions p = params;
   p.temperature = -1;  // keep the velocities drawn above
   p.steps = 100;
   bd::VerletStage<P> nve(potential, p);
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       bd::LennardJones lj;
       lj.cutoff = 2.5;
       lj.shift = false;  // as bench/in.lj
-      bd::VerletParams p;
+      bd::VerletOptions p;
       p.dt = 0.005;
       p.temperature = 1.44;
       p.seed = 87287;
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       if (name == "eam_tri")
         bd::tilt_cell(s, 0.1 * n * 3.615, -0.06 * n * 3.615, 0.04 * n * 3.615);
       s.masses.assign(s.size(), eam.mass(element));
-      bd::VerletParams p;
+      bd::VerletOptions p;
       p.units = bd::Units::metal();
       p.dt = 0.001;
       p.temperature = 300;

@@ -84,17 +84,17 @@ bool dissociated(const bs::HostSystem& s) {
 template <class P>
 std::vector<std::unique_ptr<baton::dynamics::Stage>> stages(const P& potential, double dt,
                                                             const bd::Units& units) {
-  bd::FireParams fp;
+  bd::FireOptions fp;
   fp.units = units;
   fp.dt = fp.dt_max = dt;
   fp.max_step = 1e6;  // no cap: the first step throws close contacts far apart
   fp.max_steps = 1000;
-  bd::VerletParams vp;
+  bd::VerletOptions vp;
   vp.units = units;
   vp.dt = dt;
   vp.steps = 20;
   vp.temperature = -1;
-  bd::LangevinParams lp;
+  bd::LangevinOptions lp;
   lp.units = units;
   lp.dt = dt;
   lp.steps = 20;
@@ -114,10 +114,10 @@ TEST_CASE("FIRE with its defaults keeps clusters with close contacts together") 
   // fix, FIRE's half step back (with the full dt, not the capped move) threw most of them apart.
   bd::LennardJones lj;
   lj.cutoff = 3;
-  bd::FireParams slow;
-  bd::FireParams fast;
+  bd::FireOptions slow;
+  bd::FireOptions fast;
   fast.dt = fast.dt_max = 10;
-  for (const bd::FireParams& p : {slow, fast}) {
+  for (const bd::FireOptions& p : {slow, fast}) {
     CAPTURE(p.dt);
     std::vector<bs::HostSystem> in;
     for (int id = 0; id < 8; ++id)
@@ -232,7 +232,7 @@ TEST_CASE("forces that cancel exactly are not a dissociation; periodic images co
     bs::HostSystem s = atoms(1, x, "Ar");
     s.cell = {6, 0, 0, 0, 30, 0, 0, 0, 30};
     s.pbc = {true, true, true};
-    bd::VerletParams vp;
+    bd::VerletOptions vp;
     vp.steps = 5;
     vp.temperature = -1;
     bd::VerletStage nve(morse, vp);
@@ -261,7 +261,7 @@ namespace {
 // current for that loop.
 template <bool Half>
 std::vector<int> interacting(const bd::Morse& morse, Batch& b) {
-  bd::NeighbourLists lists{bd::NeighbourSettings{}};
+  bd::NeighbourLists lists{bd::NeighbourOptions{}};
   const int n = b.batch.num_systems();
   bd::detail::compute_forces(morse, b.batch, 0, n, Half, lists, 0.3);
   const auto pot = morse.kernel();

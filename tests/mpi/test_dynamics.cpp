@@ -168,7 +168,7 @@ TEST_CASE("FIRE relaxes perturbed LJ13 and LJ55 icosahedra to the global minima"
 }
 
 TEST_CASE("FIRE stops at max_steps with current forces") {
-  bd::FireParams p;
+  bd::FireOptions p;
   p.max_steps = 7;
   bd::FireStage fire({}, p);
   Batch b({cluster(13, 1)});
@@ -185,7 +185,7 @@ TEST_CASE("FIRE stops at max_steps with current forces") {
 TEST_CASE("NVE: energy error falls about 4x when dt is halved") {
   // max |E(t) - E(0)| over 10^4 velocity-Verlet steps, LJ13 near T = 0.1 (solid).
   const auto max_drift = [](double dt) {
-    bd::VerletParams p;
+    bd::VerletOptions p;
     p.dt = dt;
     p.steps = 10000;
     p.temperature = 0.1;
@@ -213,7 +213,7 @@ TEST_CASE("NVE: energy error falls about 4x when dt is halved") {
 }
 
 TEST_CASE("NVE draws Maxwell-Boltzmann velocities without centre-of-mass motion") {
-  bd::VerletParams p;
+  bd::VerletOptions p;
   p.temperature = 0.5;
   p.steps = 0;
   bd::VerletStage nve({}, p);
@@ -245,7 +245,7 @@ TEST_CASE("Langevin: mean kinetic temperature matches the bath") {
   // 48 LJ13 clusters (half with mass 2), T = 0.1, gamma = 1: after 2000 steps of equilibration,
   // 20000 steps sampled every 10. The kinetic energy decorrelates in about 1/(2 gamma) = 100 steps,
   // so the mean has ~9600 independent samples of relative spread sqrt(2/39): standard error ~0.25%.
-  bd::LangevinParams p;
+  bd::LangevinOptions p;
   p.dt = 0.005;
   p.temperature = 0.1;
   p.friction = 1.0;
@@ -282,11 +282,11 @@ TEST_CASE("a system's trajectory does not depend on its slot, its neighbours or 
   const bs::HostSystem probe = cluster(13, 7, 0.1);
   std::vector<bs::HostSystem> crowd = {cluster(55, 1), cluster(13, 2), probe, cluster(55, 3)};
   bd::FireStage fire;
-  bd::VerletParams vp;
+  bd::VerletOptions vp;
   vp.steps = 300;
   vp.temperature = 0.2;
   bd::VerletStage nve({}, vp);
-  bd::LangevinParams lp;
+  bd::LangevinOptions lp;
   lp.steps = 300;
   lp.temperature = 0.2;
   bd::LangevinStage langevin({}, lp);
@@ -360,7 +360,7 @@ TEST_CASE("pair energies: the minimum, and continuity of the shifted energy at t
 TEST_CASE("forces skip Finished systems and check their slots") {
   Batch b({cluster(13, 1), cluster(13, 2)});
   auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.status);
-  status(1) = static_cast<int>(bs::SystemStatus::Finished);
+  status(1) = static_cast<int>(bs::SystemStatus::finished);
   Kokkos::deep_copy(b.batch.status, status);
   bd::compute_forces({}, b.batch, 0, 2);
   const auto out = b.systems();
@@ -399,70 +399,70 @@ TEST_CASE("bad parameters throw baton::Error naming the parameter") {
       "cutoff");
   names(
       [] {
-        bd::FireParams p;
+        bd::FireOptions p;
         p.dt = 0;
         bd::FireStage s({}, p);
       },
       "dt = 0");
   names(
       [] {
-        bd::FireParams p;
+        bd::FireOptions p;
         p.max_steps = -1;
         bd::FireStage s({}, p);
       },
       "max_steps = -1");
   names(
       [] {
-        bd::FireParams p;
+        bd::FireOptions p;
         p.fmax = -1;
         bd::FireStage s({}, p);
       },
       "fmax = -1");
   names(
       [] {
-        bd::FireParams p;
+        bd::FireOptions p;
         p.f_dec = 1.5;
         bd::FireStage s({}, p);
       },
       "f_dec = 1.5");
   names(
       [] {
-        bd::VerletParams p;
+        bd::VerletOptions p;
         p.dt = -0.1;
         bd::VerletStage s({}, p);
       },
       "dt = -0.1");
   names(
       [] {
-        bd::VerletParams p;
+        bd::VerletOptions p;
         p.steps = -2;
         bd::VerletStage s({}, p);
       },
       "steps = -2");
   names(
       [] {
-        bd::VerletParams p;
+        bd::VerletOptions p;
         p.temperature = NAN;
         bd::VerletStage s({}, p);
       },
       "temperature");
   names(
       [] {
-        bd::LangevinParams p;
+        bd::LangevinOptions p;
         p.temperature = -1;
         bd::LangevinStage s({}, p);
       },
       "temperature = -1");
   names(
       [] {
-        bd::LangevinParams p;
+        bd::LangevinOptions p;
         p.friction = 0;
         bd::LangevinStage s({}, p);
       },
       "friction = 0");
   names(
       [] {
-        bd::LangevinParams p;
+        bd::LangevinOptions p;
         p.steps = -1;
         bd::LangevinStage s({}, p);
       },
@@ -542,11 +542,11 @@ TEST_CASE("a potential from user code runs in every stage, with forces, energy a
   for (const auto& r : relaxed.systems())
     CHECK(r.fmax <= fire.params().fmax);
 
-  bd::VerletParams vp;
+  bd::VerletOptions vp;
   vp.steps = 200;
   vp.temperature = 0.05;
   bd::VerletStage nve(Springs{}, vp);
-  bd::LangevinParams lp;
+  bd::LangevinOptions lp;
   lp.steps = 200;
   bd::LangevinStage langevin(Springs{}, lp);
   for (baton::dynamics::Stage* stage : {static_cast<baton::dynamics::Stage*>(&nve),
@@ -749,7 +749,7 @@ TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin a
     return s.energy + 0.5 * mv2 * metal.mvv2e;
   };
 
-  bd::VerletParams vp;
+  bd::VerletOptions vp;
   vp.units = metal;
   vp.dt = 0.002;  // ps
   vp.steps = 0;
@@ -771,7 +771,7 @@ TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin a
   bs::HostSystem big = bd::fcc_crystal({4, 4, 4}, 3.615, "Cu", 9);
   big.masses.assign(big.size(), 63.546);
   const auto max_drift = [&](double dt) {
-    bd::VerletParams p = vp;
+    bd::VerletOptions p = vp;
     p.dt = dt;
     p.steps = static_cast<long>(std::lround(1.0 / dt));  // 1 ps
     bd::VerletStage nve(far, p);
@@ -793,7 +793,7 @@ TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin a
   CHECK(coarse / fine > 2.5);
   CHECK(coarse / fine < 6);
 
-  bd::LangevinParams lp;
+  bd::LangevinOptions lp;
   lp.units = metal;
   lp.dt = 0.002;
   lp.friction = 5;  // 1 / ps
@@ -815,7 +815,7 @@ TEST_CASE("metal units: Maxwell-Boltzmann at 300 K, energy conserved, Langevin a
   MESSAGE("metal Langevin, bath 500 K: mean kinetic temperature " << sum / samples << " K");
   CHECK(std::abs(sum / samples / 500 - 1) < 0.05);
 
-  bd::VerletParams bad;
+  bd::VerletOptions bad;
   bad.units.boltz = 0;
   CHECK(error_text([&] { bd::VerletStage s(cu, bad); }).find("boltz = 0") != std::string::npos);
   CHECK(error_text([] { bd::Units::named("si"); }).find("unknown unit system 'si'") !=
@@ -914,7 +914,7 @@ TEST_CASE("EAM: the kernel against the host reference, periodic forces and viria
     stranger.id = 2;
     stranger.species[4] = "Ar";
     Batch b({pure, stranger});
-    bd::VerletParams p;
+    bd::VerletOptions p;
     p.units = bd::Units::metal();
     p.dt = 0.001;
     p.steps = 5;
@@ -933,10 +933,10 @@ TEST_CASE("broken numbers make a failed system, never a converged one; the other
         overlap.positions[static_cast<std::size_t>(d)];
   bs::HostSystem nan_position = cluster(13, 3);
   nan_position.positions[7] = NAN;
-  bd::VerletParams vp;
+  bd::VerletOptions vp;
   vp.steps = 50;
   vp.temperature = 0.1;
-  bd::LangevinParams lp;
+  bd::LangevinOptions lp;
   lp.steps = 50;
   bd::FireStage fire;
   bd::VerletStage nve({}, vp);

@@ -352,12 +352,12 @@ TEST_CASE("the built-in stages are Updates of IntegratorStage, with the same res
   bd::LennardJones lj;
   lj.cutoff = 2.5;
   const std::vector<bs::HostSystem> in = {expanded(147, 0, 1.1), cluster(13, 1, 0.1)};
-  bd::FireParams fp;
+  bd::FireOptions fp;
   fp.fmax = 1e-4;
-  bd::VerletParams vp;
+  bd::VerletOptions vp;
   vp.steps = 150;
   vp.temperature = 0.2;
-  bd::LangevinParams lp;
+  bd::LangevinOptions lp;
   lp.steps = 150;
   const auto fire = [&] { return bd::FireStage(lj, fp); };
   const auto nve = [&] { return bd::VerletStage(lj, vp); };
@@ -379,14 +379,14 @@ TEST_CASE("a user-written integrator runs in a pipeline, identical at every rank
   const baton::Communicator& world = baton::test::world();
   const std::vector<bs::HostSystem> in = clusters(13, 6);
   const auto make = [] {
-    bd::FireParams fp;
+    bd::FireOptions fp;
     fp.fmax = 1e-2;  // FIRE to 1e-2, then steepest descent the rest of the way
     return pl::make_stage<bd::FireStage>(bs::BatchCapacity{2, 26}, bd::LennardJones{}, fp) |
            pl::make_stage<bd::IntegratorStage>(bs::BatchCapacity{2, 26}, bd::LennardJones{},
                                                Descent{});
   };
   const auto run = [&](const baton::Communicator& comm) {
-    pl::Driver driver(comm, make(), pl::Settings{});
+    pl::Driver driver(comm, make(), pl::DriverOptions{});
     driver.setup(comm.rank() == 0 ? in : std::vector<bs::HostSystem>{});
     driver.run();
     return driver.gather_results(0);

@@ -47,8 +47,8 @@ bs::HostSystem crystal(int n, double tilt, std::array<bool, 3> pbc, std::int64_t
   return s;
 }
 
-bd::NeighbourSettings never_lists() {
-  bd::NeighbourSettings s;
+bd::NeighbourOptions never_lists() {
+  bd::NeighbourOptions s;
   s.all_pairs_below = INT_MAX;
   return s;
 }
@@ -106,7 +106,7 @@ TEST_CASE("neighbour lists give the forces, energy and virial of all pairs") {
       for (const double skin : {0.0, 0.3, 1.0}) {
         CAPTURE(skin);
         Batch listed({c.system}), all({c.system});
-        bd::NeighbourLists lists(bd::NeighbourSettings{}), none(never_lists());
+        bd::NeighbourLists lists(bd::NeighbourOptions{}), none(never_lists());
         forces_with(lj, listed, lists, skin, half);
         forces_with(lj, all, none, skin, half);
         check_same(listed, all);
@@ -123,7 +123,7 @@ TEST_CASE("lists of small cells: every image within reach, or minimum images whe
   // 108 atoms, widths 5.04 (tilted: less): cutoff + skin 2.8 gives one bin per axis and images
   // found per pair; skin 3 makes cutoff + skin longer than the width: minimum images per pair.
   const bd::LennardJones lj = lj25();
-  bd::NeighbourSettings always;
+  bd::NeighbourOptions always;
   always.all_pairs_below = 0;
   for (const double tilt : {0.0, 0.1}) {
     for (const double skin : {0.3, 3.0}) {
@@ -157,7 +157,7 @@ TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
     systems.push_back(s);
   }
   Batch listed(systems), all(systems);
-  bd::NeighbourSettings large_only;
+  bd::NeighbourOptions large_only;
   large_only.all_pairs_below = 256;
   bd::NeighbourLists lists(large_only), none(never_lists());
   forces_with(eam, listed, lists, 1.0, true);
@@ -187,7 +187,7 @@ TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {
   const bd::LennardJones lj = lj25();
   const double skin = 0.4;
   Batch listed({crystal(6, 0, {true, true, true})});
-  bd::NeighbourLists lists(bd::NeighbourSettings{});
+  bd::NeighbourLists lists(bd::NeighbourOptions{});
   forces_with(lj, listed, lists, skin, true);
   const auto first = lists.builds();
   forces_with(lj, listed, lists, skin, true);  // nothing moved
@@ -220,7 +220,7 @@ TEST_CASE("one lists object over two batches whose systems look alike") {
   for (std::size_t k = 0; k < b.positions.size(); k += 7)
     b.positions[k] += 0.4;
   Batch first({a}), second({b}), reference({b});
-  bd::NeighbourLists lists(bd::NeighbourSettings{}), none(never_lists());
+  bd::NeighbourLists lists(bd::NeighbourOptions{}), none(never_lists());
   forces_with(lj, second, lists, 0.3, true);
   forces_with(lj, first, lists, 0.3, true);
   forces_with(lj, second, lists, 0.3, true);
@@ -234,10 +234,10 @@ TEST_CASE("a list that does not fit grows inside a stage without losing or addin
   // loops over all pairs, the lists grow, and the call goes on: exactly 20 steps, and the same
   // trajectory as a stage without lists.
   const bd::LennardJones lj = lj25();
-  bd::VerletParams p;
+  bd::VerletOptions p;
   p.steps = 1000;
   p.temperature = 0.5;
-  bd::VerletParams p_all = p;
+  bd::VerletOptions p_all = p;
   p_all.neighbours = never_lists();
   bd::VerletStage listed_stage(lj, p), all_stage(lj, p_all);
   Batch listed({crystal(7, 0, {true, true, true})}), all({crystal(7, 0, {true, true, true})});
@@ -271,7 +271,7 @@ TEST_CASE("a list that does not fit grows inside a stage without losing or addin
 
 TEST_CASE("an atom with more neighbours than max_neighbours: all pairs, still exact") {
   const bd::LennardJones lj = lj25();
-  bd::NeighbourSettings few;
+  bd::NeighbourOptions few;
   few.max_neighbours = 8;
   Batch listed({crystal(6, 0.1, {true, true, true})}), all({crystal(6, 0.1, {true, true, true})});
   bd::NeighbourLists lists(few), none(never_lists());
@@ -280,7 +280,7 @@ TEST_CASE("an atom with more neighbours than max_neighbours: all pairs, still ex
   check_same(listed, all);
   CHECK(lists.capacity() == 0);  // nothing to grow to: never more than max_neighbours
 
-  bd::VerletParams p;
+  bd::VerletOptions p;
   p.steps = 10;
   p.neighbours = few;
   bd::VerletStage stage(lj, p);
@@ -290,7 +290,7 @@ TEST_CASE("an atom with more neighbours than max_neighbours: all pairs, still ex
 }
 
 TEST_CASE("neighbour settings are checked") {
-  const auto text = [](bd::NeighbourSettings s) {
+  const auto text = [](bd::NeighbourOptions s) {
     try {
       bd::validate(s);
     } catch (const baton::Error& e) {
@@ -298,7 +298,7 @@ TEST_CASE("neighbour settings are checked") {
     }
     return std::string("(no error)");
   };
-  bd::NeighbourSettings s;
+  bd::NeighbourOptions s;
   s.skin = NAN;
   CHECK(text(s).find("skin") != std::string::npos);
   s = {};
@@ -307,7 +307,7 @@ TEST_CASE("neighbour settings are checked") {
   s = {};
   s.max_neighbours = 0;
   CHECK(text(s).find("max_neighbours") != std::string::npos);
-  bd::VerletParams p;
+  bd::VerletOptions p;
   p.neighbours.max_neighbours = 0;
   CHECK_THROWS_AS(bd::VerletStage<>(bd::LennardJones{}, p), baton::Error);
 }

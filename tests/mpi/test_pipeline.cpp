@@ -52,20 +52,20 @@ std::vector<HostSystem> input(int count) {
 
 // fire -> langevin -> nve with short budgets and small batches, so that systems queue up.
 Pipeline three_stages(BatchCapacity capacity = {4, 80}) {
-  dyn::FireParams fire;
+  dyn::FireOptions fire;
   fire.fmax = 1e-3;
-  dyn::LangevinParams langevin;
+  dyn::LangevinOptions langevin;
   langevin.steps = 60;
   langevin.temperature = 0.05;
   langevin.seed = 3;
-  dyn::VerletParams nve;
+  dyn::VerletOptions nve;
   nve.steps = 40;
   return make_stage<dyn::FireStage>(capacity, dyn::LennardJones{}, fire) |
          make_stage<dyn::LangevinStage>(capacity, dyn::LennardJones{}, langevin) |
          make_stage<dyn::VerletStage>(capacity, dyn::LennardJones{2.0, 1.0, 2.5, true}, nve);
 }
 
-std::vector<HostSystem> run(const Communicator& comm, Pipeline p, Settings s,
+std::vector<HostSystem> run(const Communicator& comm, Pipeline p, DriverOptions s,
                             const std::vector<HostSystem>& in) {
   Driver driver(comm, std::move(p), std::move(s));
   driver.setup(in);
@@ -106,9 +106,9 @@ std::vector<HostSystem> same_on_every_rank_count(const Communicator& world, cons
                                                  const std::vector<HostSystem>& in) {
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), make(), Settings{}, in);
+    reference = run(Communicator::borrow(MPI_COMM_SELF), make(), DriverOptions{}, in);
   std::vector<HostSystem> out =
-      run(world, make(), Settings{}, world.rank() == 0 ? in : std::vector<HostSystem>{});
+      run(world, make(), DriverOptions{}, world.rank() == 0 ? in : std::vector<HostSystem>{});
   if (world.rank() == 0)
     check_identical(out, reference);
   return out;
@@ -122,10 +122,10 @@ TEST_CASE("every system leaves the last stage exactly once, identical at any ran
   // The reference: all stages on one rank (rank 0 alone).
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
   for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
     CAPTURE(to_string(mode));
-    Settings s;
+    DriverOptions s;
     s.mode = mode;
     s.steps_per_call = 7;
     const std::vector<HostSystem> out =
@@ -181,9 +181,9 @@ TEST_CASE("stages over Morse and over a user's potential: identical at any rank 
   morse.alpha = 6;
   morse.r0 = 1.12;
   morse.cutoff = 2.5;
-  dyn::FireParams fire;
+  dyn::FireOptions fire;
   fire.fmax = 1e-4;
-  dyn::VerletParams nve;
+  dyn::VerletOptions nve;
   nve.steps = 50;
   nve.temperature = 0.05;
   const auto pipeline = [&] {
@@ -212,9 +212,9 @@ TEST_CASE(
   }
   dyn::LennardJones lj;
   lj.cutoff = 2.3;
-  dyn::FireParams fire;
+  dyn::FireOptions fire;
   fire.fmax = 1e-3;
-  dyn::VerletParams nve;
+  dyn::VerletOptions nve;
   nve.steps = 40;
   nve.temperature = 0.5;  // the atoms travel: some leave the cell
   const auto pipeline = [&] {
@@ -263,9 +263,9 @@ TEST_CASE("a system whose numbers break comes out failed, the others as without 
   with_broken.push_back(broken);
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
   const std::vector<HostSystem> out =
-      run(world, three_stages(), Settings{},
+      run(world, three_stages(), DriverOptions{},
           world.rank() == 0 ? with_broken : std::vector<HostSystem>{});
   if (world.rank() == 0) {
     REQUIRE(out.size() == 11);
@@ -283,8 +283,8 @@ TEST_CASE("replicas, an overflow sink and synchronized steps change nothing in t
   const std::vector<HostSystem> in = input(11);
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
-  Settings s;
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  DriverOptions s;
   s.synchronized = true;
   s.overflow = {3, 60};
   s.steps_per_call = 13;
@@ -309,7 +309,7 @@ TEST_CASE("replicas, an overflow sink and synchronized steps change nothing in t
 TEST_CASE("empty input and fewer systems than ranks end without deadlock") {
   const Communicator& world = baton::test::world();
   for (int count : {0, 1}) {
-    const std::vector<HostSystem> out = run(world, three_stages(), Settings{}, input(count));
+    const std::vector<HostSystem> out = run(world, three_stages(), DriverOptions{}, input(count));
     if (world.rank() == 0)
       CHECK(out.size() == static_cast<std::size_t>(count));
   }
@@ -322,7 +322,7 @@ TEST_CASE("composition renumbers the stages and the plan follows the world size"
   CHECK(twice.size() == 6);
   CHECK(twice.names() ==
         std::vector<std::string>{"fire", "langevin", "nve", "fire", "langevin", "nve"});
-  Driver driver(world, twice, Settings{});
+  Driver driver(world, twice, DriverOptions{});
   driver.setup(world.rank() == 0 ? input(5) : std::vector<HostSystem>{});
   const RankPlan& plan = driver.plan();
   CHECK(plan.segments.front().first_stage == 0);
@@ -341,7 +341,7 @@ TEST_CASE("composition renumbers the stages and the plan follows the world size"
 TEST_CASE("impossible settings give clear errors on every rank") {
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(4);  // up to 26 atoms
-  auto message_of = [&](Pipeline p, Settings s) {
+  auto message_of = [&](Pipeline p, DriverOptions s) {
     try {
       Driver driver(world, std::move(p), std::move(s));
       driver.setup(in);
@@ -350,21 +350,21 @@ TEST_CASE("impossible settings give clear errors on every rank") {
     }
     return std::string();
   };
-  CHECK(message_of(three_stages({4, 20}), Settings{}).find("largest input system has 26 atoms") !=
+  CHECK(message_of(three_stages({4, 20}), DriverOptions{}).find("largest input system has 26 atoms") !=
         std::string::npos);
-  Settings bad_ranks;
+  DriverOptions bad_ranks;
   bad_ranks.ranks_per_stage = {1, 1};
   CHECK(message_of(three_stages(), bad_ranks).find("ranks per stage '1,1'") != std::string::npos);
-  Settings bad_steps;
+  DriverOptions bad_steps;
   bad_steps.steps_per_call = 0;
   CHECK(message_of(three_stages(), bad_steps).find("steps per call") != std::string::npos);
-  Settings small_sink;
+  DriverOptions small_sink;
   small_sink.overflow = {1, 10};
   CHECK(message_of(three_stages(), small_sink).find("overflow sink") != std::string::npos);
   std::vector<HostSystem> broken = in;
   broken[2].positions.pop_back();
   try {
-    Driver driver(world, three_stages(), Settings{});
+    Driver driver(world, three_stages(), DriverOptions{});
     driver.setup(broken);
     FAIL("setup accepted a system with a missing coordinate");
   } catch (const baton::Error& e) {
@@ -377,14 +377,14 @@ TEST_CASE("impossible settings give clear errors on every rank") {
 TEST_CASE("a full next stage with error_when_full stops every rank with an error, no hang") {
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(12);
-  dyn::FireParams fire;
+  dyn::FireOptions fire;
   fire.fmax = 1e-2;
-  dyn::VerletParams nve;
+  dyn::VerletOptions nve;
   nve.steps = 500;
   // Many systems relax at once upstream; downstream takes one 26-atom system at a time.
   const Pipeline p = make_stage<dyn::FireStage>({12, 400}, dyn::LennardJones{}, fire) |
                      make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, nve);
-  Settings s;
+  DriverOptions s;
   s.error_when_full = true;
   s.steps_per_call = 50;
   if (world.size() > 1)
@@ -426,7 +426,7 @@ class Exploding : public baton::dynamics::Stage {
   void advance(sys::SystemsBatch& batch, int) override {
     auto status = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.status);
     for (int s = 0; s < batch.num_systems(); ++s)
-      status(s) = static_cast<int>(sys::SystemStatus::Finished);
+      status(s) = static_cast<int>(sys::SystemStatus::finished);
     Kokkos::deep_copy(batch.status, status);
   }
   double cost_estimate() const override { return 1.0; }
@@ -438,8 +438,8 @@ class Exploding : public baton::dynamics::Stage {
 
 // Runs fire | exploding; returns 1 if this rank's error says it met the exploding system, 0 if it
 // says another rank stopped; fails the test if run() did not throw.
-int run_exploding(const Communicator& world, Settings s, int after, std::vector<int> ranks) {
-  dyn::FireParams fire;
+int run_exploding(const Communicator& world, DriverOptions s, int after, std::vector<int> ranks) {
+  dyn::FireOptions fire;
   fire.fmax = 1e-3;
   const Pipeline p = make_stage<dyn::FireStage>({4, 120}, dyn::LennardJones{}, fire) |
                      make_stage<Exploding>({10, 300}, after);
@@ -474,7 +474,7 @@ TEST_CASE("a stage that throws downstream stops every rank, in every mode, none 
     for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
       CAPTURE(to_string(mode));
       CAPTURE(synchronized);
-      Settings s;
+      DriverOptions s;
       s.mode = mode;
       s.synchronized = synchronized;
       // System 5 explodes on one of several downstream ranks: the error goes up, then down.
@@ -498,7 +498,7 @@ TEST_CASE("input streamed from a file larger than the batches, results streamed 
   baton::barrier(world);
   for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
     CAPTURE(to_string(mode));
-    Settings s;
+    DriverOptions s;
     s.mode = mode;
     {
       Driver driver(world, three_stages(), s);
@@ -520,7 +520,7 @@ TEST_CASE("input streamed from a file larger than the batches, results streamed 
       std::sort(back.begin(), back.end(),
                 [](const HostSystem& a, const HostSystem& b) { return a.id < b.id; });
       const std::vector<HostSystem> reference =
-          run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+          run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
       check_identical(back, reference);
       std::remove(out.c_str());
     }
@@ -541,7 +541,7 @@ TEST_CASE("bad input met mid-stream stops every rank with the file and line") {
   baton::barrier(world);
   std::string message;
   try {
-    Driver driver(world, three_stages(), Settings{});
+    Driver driver(world, three_stages(), DriverOptions{});
     XyzFileSource source(path);
     driver.setup(source);
     driver.run();
@@ -564,7 +564,7 @@ TEST_CASE("a failure while one rank sets up (an allocation) stops every rank, no
   const Communicator& world = baton::test::world();
   const int last = world.size() - 1;
   StageSpec failing =
-      make_stage<dyn::VerletStage>({4, 80}, dyn::LennardJones{}, dyn::VerletParams{});
+      make_stage<dyn::VerletStage>({4, 80}, dyn::LennardJones{}, dyn::VerletOptions{});
   int calls = 0;
   const int rank = world.rank();
   failing.make = [rank, last, calls]() mutable -> std::unique_ptr<dyn::Stage> {
@@ -572,11 +572,11 @@ TEST_CASE("a failure while one rank sets up (an allocation) stops every rank, no
     if (rank == last && (rank != 0 || ++calls > 1))
       throw std::bad_alloc();
     return std::make_unique<dyn::VerletStage<dyn::LennardJones>>(dyn::LennardJones{},
-                                                                 dyn::VerletParams{});
+                                                                 dyn::VerletOptions{});
   };
-  const Pipeline p = make_stage<dyn::FireStage>({4, 80}, dyn::LennardJones{}, dyn::FireParams{}) |
+  const Pipeline p = make_stage<dyn::FireStage>({4, 80}, dyn::LennardJones{}, dyn::FireOptions{}) |
                      Pipeline(failing);
-  Driver driver(world, p, Settings{});
+  Driver driver(world, p, DriverOptions{});
   try {
     driver.setup(world.rank() == 0 ? input(4) : std::vector<HostSystem>{});
     FAIL("setup went on after a rank failed");
@@ -615,12 +615,12 @@ TEST_CASE("hooks see every system that finishes each stage, and running systems 
   last.hooks.push_back(per_stage);
   Pipeline with_hook = make_stage<dyn::FireStage>({4, 80}, dyn::LennardJones{},
                                                   [] {
-                                                    dyn::FireParams f;
+                                                    dyn::FireOptions f;
                                                     f.fmax = 1e-3;
                                                     return f;
                                                   }()) |
                        Pipeline(last);
-  Settings s;
+  DriverOptions s;
   s.hooks.push_back(everywhere);
   const std::string prefix = "baton_test_pipeline_snap";
   auto snapshots = std::make_shared<XyzSnapshots>(prefix, 4);
@@ -669,7 +669,7 @@ TEST_CASE("a mode per stage and an explicit rank -> stage map change nothing in 
   const std::vector<HostSystem> in = input(12);
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), Settings{}, in);
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
   // The links into each stage complete in their own way.
   Pipeline mixed;
   const CommMode modes[3] = {CommMode::fully_async, CommMode::sync, CommMode::async_recv};
@@ -678,7 +678,7 @@ TEST_CASE("a mode per stage and an explicit rank -> stage map change nothing in 
     spec.mode = modes[s];
     mixed = mixed | spec;
   }
-  Settings settings;
+  DriverOptions settings;
   if (n >= 3) {  // stage 1 on the highest ranks, stage 2 on rank 1
     std::vector<int> middle;
     for (int r = n - 1; r >= 2; --r)
@@ -705,8 +705,8 @@ TEST_CASE("a mode per stage and an explicit rank -> stage map change nothing in 
 class CostlyNve : public dyn::VerletStage<dyn::LennardJones> {
  public:
   CostlyNve() : dyn::VerletStage<dyn::LennardJones>(dyn::LennardJones{}, params()) {}
-  static dyn::VerletParams params() {
-    dyn::VerletParams p;
+  static dyn::VerletOptions params() {
+    dyn::VerletOptions p;
     p.steps = 40;
     return p;
   }
@@ -726,7 +726,7 @@ TEST_CASE("the planner weighs stages by their measured time: replicas go where t
       make_stage<CostlyNve>({4, 80});
   for (bool calibrate : {false, true}) {
     CAPTURE(calibrate);
-    Settings s;
+    DriverOptions s;
     s.calibrate = calibrate;
     Driver driver(world, p, s);
     driver.setup(world.rank() == 0 ? input(6) : std::vector<HostSystem>{});
@@ -746,9 +746,9 @@ TEST_CASE("the planner weighs stages by their measured time: replicas go where t
 
 // A fast stage feeding a slow one that holds a single system: finished systems back up.
 Pipeline backing_up_stages() {
-  dyn::VerletParams fast;
+  dyn::VerletOptions fast;
   fast.steps = 10;
-  dyn::VerletParams slow;
+  dyn::VerletOptions slow;
   slow.steps = 200;
   return make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, fast) |
          make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, slow);
@@ -760,8 +760,8 @@ TEST_CASE(
   const std::vector<HostSystem> in = input(16);
   std::vector<HostSystem> reference;
   if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), backing_up_stages(), Settings{}, in);
-  Settings s;
+    reference = run(Communicator::borrow(MPI_COMM_SELF), backing_up_stages(), DriverOptions{}, in);
+  DriverOptions s;
   s.overflow = {1, 26};
   s.host_overflow = {2, 52};
   s.spill_directory = ".";
@@ -779,7 +779,7 @@ TEST_CASE(
     check_identical(out, reference);
   // Without a spill file the chain fills up; with error_when_full that is an error everywhere.
   if (world.size() > 1) {
-    Settings full = s;
+    DriverOptions full = s;
     full.spill_directory.clear();
     full.error_when_full = true;
     full.ranks_per_stage = {1, world.size() - 1};
@@ -804,7 +804,7 @@ TEST_CASE("a spill file never goes over a file that is there already") {
   const std::string mine = "./baton-spill." + std::to_string(::getpid()) + ".rank" +
                            std::to_string(world.rank()) + ".bin";
   std::ofstream(mine) << "not the run's";
-  Settings s;
+  DriverOptions s;
   s.overflow = {1, 26};
   s.spill_directory = ".";
   std::string message;
@@ -833,7 +833,7 @@ TEST_CASE("one device-to-host read of bookkeeping per step: the snapshot, at any
   // of every hand-off received). The only other reads copy finished systems out of the last stage
   // for the results: two copies (the message's integers, then its doubles) in a step where some
   // finish there, none elsewhere (no hooks, no host overflow buffer here).
-  Settings s;
+  DriverOptions s;
   s.steps_per_call = 7;
   Driver driver(world, three_stages(), s);
   driver.setup(world.rank() == 0 ? input(14) : std::vector<HostSystem>{});
@@ -878,16 +878,16 @@ TEST_CASE("systems with neighbour lists: still one read per step, the same resul
     in.push_back(dyn::fcc_crystal({3, 3, 3}, 1.68, "Ar", id, 0.1, 9));
   dyn::LennardJones lj;
   lj.cutoff = 2.3;
-  dyn::FireParams fire;
+  dyn::FireOptions fire;
   fire.fmax = 1e-3;
-  dyn::VerletParams nve;
+  dyn::VerletOptions nve;
   nve.steps = 30;
   nve.temperature = 0.5;
   const auto pipeline = [&] {
     return make_stage<dyn::FireStage>({3, 400}, lj, fire) |
            make_stage<dyn::VerletStage>({3, 400}, lj, nve);
   };
-  Settings s;
+  DriverOptions s;
   s.steps_per_call = 9;
   Driver driver(world, pipeline(), s);
   driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
@@ -909,7 +909,7 @@ TEST_CASE("systems with neighbour lists: still one read per step, the same resul
         sys::SpeciesTable species;
         sys::append_systems(batch, {sys}, species);
         st->enter(batch, 0, 1);
-        while (batch.status_on_host()[0] == static_cast<int>(sys::SystemStatus::Active))
+        while (batch.status_on_host()[0] == static_cast<int>(sys::SystemStatus::active))
           st->advance(batch, 10);
         const std::vector<std::int64_t> steps = sys.stage_steps;
         sys = sys::copy_systems_to_host(batch, {0}, species)[0];
@@ -987,7 +987,7 @@ TEST_CASE("hooks and snapshots name species right on every rank, also labels met
     CAPTURE(to_string(mode));
     auto hook = std::make_shared<SpeciesHook>(in, "Kr");
     auto snapshots = std::make_shared<XyzSnapshots>(prefix, 2);
-    Settings s;
+    DriverOptions s;
     s.mode = mode;
     s.hooks = {hook, snapshots};
     {
@@ -1083,7 +1083,7 @@ TEST_CASE("on_step shows running systems only: a failed system is never in the n
   for (CommMode mode : {CommMode::sync, CommMode::async_recv}) {
     CAPTURE(to_string(mode));
     auto hook = std::make_shared<RunningOnlyHook>();
-    Settings s;
+    DriverOptions s;
     s.mode = mode;
     s.hooks = {hook};
     const std::vector<HostSystem> out =
@@ -1142,7 +1142,7 @@ TEST_CASE("each hand-off makes the copies docs/pipeline.md lists, per path, at a
   StageSpec middle = p.stages()[1];
   StageSpec last = p.stages().back();
   last.hooks.push_back(last_hook);
-  Settings s;
+  DriverOptions s;
   s.steps_per_call = 7;
   if (world.size() == 4)
     s.stage_ranks = {{0, 3}, {1}, {2}};

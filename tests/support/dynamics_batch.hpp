@@ -43,7 +43,7 @@ struct Batch {
   bool all_finished() const {
     const auto st = batch.status_on_host();
     return std::all_of(st.begin(), st.end(),
-                       [](int s) { return s == static_cast<int>(bs::SystemStatus::Finished); });
+                       [](int s) { return s == static_cast<int>(bs::SystemStatus::finished); });
   }
 };
 

@@ -246,8 +246,8 @@ TEST_CASE("codec: pack then unpack through a batch gives the systems back exactl
   // Failed systems arrive Finished, the others Active.
   const std::vector<int> status = batch.status_on_host();
   for (std::size_t k = 0; k < systems.size(); ++k)
-    CHECK(status[k] == static_cast<int>(systems[k].failed ? baton::systems::SystemStatus::Finished
-                                                          : baton::systems::SystemStatus::Active));
+    CHECK(status[k] == static_cast<int>(systems[k].failed ? baton::systems::SystemStatus::finished
+                                                          : baton::systems::SystemStatus::active));
   check_same(systems, baton::systems::copy_systems_to_host(batch, {0, 1, 2, 3, 4}, table));
 
   // Packed in another order, unpacked into a second batch that already holds a system.

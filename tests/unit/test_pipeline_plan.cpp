@@ -118,8 +118,8 @@ TEST_CASE("a message's index: a system that failed before arrives Finished, the 
   const HostPacked w = encode_host_systems({ok, failed}, table, 2);
   const PackedIndex index = index_of(w);
   REQUIRE(index.systems.size() == 2);
-  CHECK(index.systems[0].status == static_cast<int>(baton::systems::SystemStatus::Active));
-  CHECK(index.systems[1].status == static_cast<int>(baton::systems::SystemStatus::Finished));
+  CHECK(index.systems[0].status == static_cast<int>(baton::systems::SystemStatus::active));
+  CHECK(index.systems[1].status == static_cast<int>(baton::systems::SystemStatus::finished));
 }
 
 // GCC 12 in C++20 with Kokkos 4.6.99+ constant-initialises a default-constructed View whose

@@ -4,9 +4,9 @@
 
 namespace baton::dynamics {
 
-void validate(const FireParams& p) {
+void validate(const FireOptions& p) {
   using detail::require;
-  const char* who = "baton::dynamics::FireParams";
+  const char* who = "baton::dynamics::FireOptions";
   require(who, "fmax", p.fmax, p.fmax >= 0 && std::isfinite(p.fmax), ">= 0 and finite");
   require(who, "dt", p.dt, p.dt > 0 && std::isfinite(p.dt), "positive and finite");
   require(who, "dt_max", p.dt_max, p.dt_max >= p.dt && std::isfinite(p.dt_max), "finite and >= dt");
@@ -22,7 +22,7 @@ void validate(const FireParams& p) {
   validate(p.neighbours);
 }
 
-FireUpdate::FireUpdate(const FireParams& p)
+FireUpdate::FireUpdate(const FireOptions& p)
     : fmax(p.fmax),
       dt(p.dt),
       dt_max(p.dt_max),

@@ -22,7 +22,7 @@ namespace baton::dynamics {
 /// FIRE's parameters, in the units of `units` (defaults for Lennard-Jones units). The defaults are
 /// Bitzek et al.'s (n_min, f_inc, f_dec, alpha_start, f_alpha); dt was tuned on perturbed LJ13 and
 /// LJ55 (dt_max is rarely reached there).
-struct FireParams {
+struct FireOptions {
   double fmax = 1e-6;            ///< converged when the largest atom force norm is at most this
   double dt = 0.05;              ///< initial time step
   double dt_max = 0.1;           ///< largest time step
@@ -35,14 +35,14 @@ struct FireParams {
   bool half_step_back = true;    ///< when P < 0, first move back half a step (FIRE 2.0)
   long max_steps = 100000;       ///< a system that has not converged after this many steps stops
   Units units = Units::lj();     ///< the unit system of the potential and the masses
-  NeighbourSettings neighbours;  ///< how pairs are found (neighbours.hpp)
+  NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
-void validate(const FireParams& p);
+void validate(const FireOptions& p);
 
-/// FIRE as an Update of IntegratorStage (integrator.hpp): the numbers of FireParams its steps use
-/// (FireParams holds Units, whose std::string must not be copied into a kernel). Per-system state
+/// FIRE as an Update of IntegratorStage (integrator.hpp): the numbers of FireOptions its steps use
+/// (FireOptions holds Units, whose std::string must not be copied into a kernel). Per-system state
 /// (state[0..3]): dt, alpha, steps since P <= 0, the time step of the last move (0: not started).
 struct FireUpdate {
   double fmax, dt, dt_max, f_inc, f_dec, alpha_start, f_alpha, max_step, ftm2v;
@@ -53,7 +53,7 @@ struct FireUpdate {
   /// Typical steps to fmax 1e-6 for perturbed LJ13 / LJ55 with the default parameters.
   static constexpr double typical_steps = 200;
 
-  explicit FireUpdate(const FireParams& p = {});
+  explicit FireUpdate(const FireOptions& p = {});
 
   std::string name() const { return "fire"; }
   long step_limit() const { return max_steps; }
@@ -147,20 +147,20 @@ struct FireUpdate {
 template <class Potential = LennardJones>
 class FireStage : public IntegratorStage<Potential, FireUpdate> {
  public:
-  explicit FireStage(Potential potential = {}, FireParams params = {})
+  explicit FireStage(Potential potential = {}, FireOptions params = {})
       : IntegratorStage<Potential, FireUpdate>(std::move(potential), FireUpdate(params),
                                                params.neighbours, params.units),
         params_(std::move(params)) {
     validate(params_);
   }
 
-  const FireParams& params() const noexcept { return params_; }
+  const FireOptions& params() const noexcept { return params_; }
 
   /// Typical steps to fmax 1e-6 for perturbed LJ13 / LJ55 with the default parameters.
   static constexpr double typical_fire_steps = FireUpdate::typical_steps;
 
  private:
-  FireParams params_;
+  FireOptions params_;
 };
 
 extern template class IntegratorStage<LennardJones, FireUpdate>;

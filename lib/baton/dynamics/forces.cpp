@@ -27,7 +27,7 @@ void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double c
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(batch.id, one));
     systems::count_host_sync();
     systems::count_host_sync();
-    if (status(0) == static_cast<int>(systems::SystemStatus::Active))
+    if (status(0) == static_cast<int>(systems::SystemStatus::active))
       throw Error("baton::dynamics::compute_forces: system " + std::to_string(id(0)) + ": " +
                   problem);
   }

@@ -187,7 +187,7 @@ struct StageViews {
       if (sys.failure != 0)
         failed(sys.slot) = sys.failure;
       if (sys.done)
-        status(sys.slot) = static_cast<int>(systems::SystemStatus::Finished);
+        status(sys.slot) = static_cast<int>(systems::SystemStatus::finished);
     });
   }
 };
@@ -210,7 +210,7 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
   Kokkos::parallel_for(
       "baton::dynamics::forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = first + team.league_rank();
-        if (status(s) != static_cast<int>(systems::SystemStatus::Active))
+        if (status(s) != static_cast<int>(systems::SystemStatus::active))
           return;
         SystemForces r;
         const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
@@ -250,7 +250,7 @@ void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_
 template <class P = LennardJones>
 void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots,
                     bool half_pairs) {
-  NeighbourLists lists{NeighbourSettings{}};
+  NeighbourLists lists{NeighbourOptions{}};
   compute_forces(potential, batch, first_slot, n_slots, half_pairs, lists, 0.0);
 }
 

@@ -215,7 +215,7 @@ class IntegratorStage : public Stage {
   /// Checks the potential's parameters (baton::Error) and `neighbours`; the default neighbour-list
   /// skin is that of `units`.
   explicit IntegratorStage(Potential potential = {}, Update update = {},
-                           NeighbourSettings neighbours = {}, const Units& units = Units::lj())
+                           NeighbourOptions neighbours = {}, const Units& units = Units::lj())
       : potential_(std::move(potential)),
         update_(std::move(update)),
         skin_(neighbours.skin_in(units)),
@@ -278,7 +278,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
   const auto pot = potential_.kernel();
   const Update update = update_;
   const long limit = update_.step_limit();
-  constexpr int active = static_cast<int>(systems::SystemStatus::Active);
+  constexpr int active = static_cast<int>(systems::SystemStatus::active);
   const std::string label = "baton::dynamics::" + name();
   lists_.begin_call(batch, pot.cutoff_squared(), skin_);
   do {  // again for the rest of the steps when a neighbour list had to grow

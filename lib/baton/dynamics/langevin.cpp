@@ -4,9 +4,9 @@
 
 namespace baton::dynamics {
 
-void validate(const LangevinParams& p) {
+void validate(const LangevinOptions& p) {
   using detail::require;
-  const char* who = "baton::dynamics::LangevinParams";
+  const char* who = "baton::dynamics::LangevinOptions";
   require(who, "dt", p.dt, p.dt > 0 && std::isfinite(p.dt), "positive and finite");
   require(who, "steps", static_cast<double>(p.steps), p.steps >= 0, ">= 0");
   require(who, "temperature", p.temperature, p.temperature >= 0 && std::isfinite(p.temperature),
@@ -17,7 +17,7 @@ void validate(const LangevinParams& p) {
   validate(p.neighbours);
 }
 
-LangevinUpdate::LangevinUpdate(const LangevinParams& p)
+LangevinUpdate::LangevinUpdate(const LangevinOptions& p)
     : dt(p.dt),
       ftm2v(p.units.ftm2v),
       steps(p.steps),

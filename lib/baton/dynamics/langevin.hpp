@@ -22,20 +22,20 @@
 namespace baton::dynamics {
 
 /// Langevin parameters, in the units of `units` (defaults for Lennard-Jones units).
-struct LangevinParams {
+struct LangevinOptions {
   double dt = 0.005;             ///< time step
   long steps = 1000;             ///< steps per system
   double temperature = 0.1;      ///< bath temperature
   double friction = 1.0;         ///< gamma, in 1 / time
   std::uint64_t seed = 1;        ///< noise seed
   Units units = Units::lj();     ///< the unit system of the potential, masses and temperature
-  NeighbourSettings neighbours;  ///< how pairs are found (neighbours.hpp)
+  NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
-void validate(const LangevinParams& p);
+void validate(const LangevinOptions& p);
 
-/// BAOAB as an Update of IntegratorStage (integrator.hpp): the numbers of LangevinParams its steps
+/// BAOAB as an Update of IntegratorStage (integrator.hpp): the numbers of LangevinOptions its steps
 /// use.
 struct LangevinUpdate {
   double dt, ftm2v;
@@ -44,7 +44,7 @@ struct LangevinUpdate {
   double c1, c2;       ///< O step: v <- c1 v + c2 sqrt(kT/m) xi
   std::uint64_t seed;  ///< noise seed
 
-  explicit LangevinUpdate(const LangevinParams& p = {});
+  explicit LangevinUpdate(const LangevinOptions& p = {});
 
   std::string name() const { return "langevin"; }
   long step_limit() const { return steps; }
@@ -80,17 +80,17 @@ struct LangevinUpdate {
 template <class Potential = LennardJones>
 class LangevinStage : public IntegratorStage<Potential, LangevinUpdate> {
  public:
-  explicit LangevinStage(Potential potential = {}, LangevinParams params = {})
+  explicit LangevinStage(Potential potential = {}, LangevinOptions params = {})
       : IntegratorStage<Potential, LangevinUpdate>(std::move(potential), LangevinUpdate(params),
                                                    params.neighbours, params.units),
         params_(std::move(params)) {
     validate(params_);
   }
 
-  const LangevinParams& params() const noexcept { return params_; }
+  const LangevinOptions& params() const noexcept { return params_; }
 
  private:
-  LangevinParams params_;
+  LangevinOptions params_;
 };
 
 extern template class IntegratorStage<LennardJones, LangevinUpdate>;

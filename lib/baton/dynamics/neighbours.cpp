@@ -8,15 +8,15 @@
 
 namespace baton::dynamics {
 
-void validate(const NeighbourSettings& s) {
+void validate(const NeighbourOptions& s) {
   using detail::require;
-  const char* who = "baton::dynamics::NeighbourSettings";
+  const char* who = "baton::dynamics::NeighbourOptions";
   require(who, "skin", s.skin, std::isfinite(s.skin), "finite (< 0: the unit system's default)");
   require(who, "all_pairs_below", s.all_pairs_below, s.all_pairs_below >= 0, ">= 0");
   require(who, "max_neighbours", s.max_neighbours, s.max_neighbours >= 1, ">= 1");
 }
 
-NeighbourLists::NeighbourLists(NeighbourSettings settings) : settings_(settings) {
+NeighbourLists::NeighbourLists(NeighbourOptions settings) : settings_(settings) {
   validate(settings_);
 }
 
@@ -100,7 +100,7 @@ bool NeighbourLists::grow_to(int needed) {
     throw Error("baton::dynamics::NeighbourLists: cannot allocate lists of " +
                 std::to_string(capacity) + " neighbours for " + std::to_string(atom_capacity_) +
                 " atoms (" + e.what() +
-                "); lower NeighbourSettings::max_neighbours or the batch's "
+                "); lower NeighbourOptions::max_neighbours or the batch's "
                 "atom capacity");
   }
   data_.capacity = capacity;

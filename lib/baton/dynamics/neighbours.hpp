@@ -8,7 +8,7 @@
 /// every pair closer than the cutoff is in the list; when its slot, rows or cell change the same
 /// list is built again from the same origin.
 ///
-/// Small systems keep looping over all pairs (NeighbourSettings::all_pairs_below). A list that
+/// Small systems keep looping over all pairs (NeighbourOptions::all_pairs_below). A list that
 /// does not fit its capacity is never truncated: that force evaluation walks the build's bins
 /// (BinPairs), the stage stops the system's steps for this call, the capacity grows and the stage
 /// goes on (see docs/dynamics.md, "Neighbour lists").
@@ -28,7 +28,7 @@
 namespace baton::dynamics {
 
 /// How stages find the pairs of a system.
-struct NeighbourSettings {
+struct NeighbourOptions {
   /// Lists hold pairs up to the potential's cutoff plus this; < 0: the unit system's default
   /// (Units::skin: 0.3 sigma in lj units, 2 Angstrom in metal units, as LAMMPS).
   double skin = -1;
@@ -44,7 +44,7 @@ struct NeighbourSettings {
 };
 
 /// Throws baton::Error naming the setting when `s` is not usable.
-void validate(const NeighbourSettings& s);
+void validate(const NeighbourOptions& s);
 
 namespace detail {
 
@@ -131,8 +131,8 @@ struct NeighbourData {
   view<std::int64_t> builds;       ///< lists built since creation
   view<int> needed;  ///< the batch's list_overflow: largest list needed that did not fit (<= max)
   int capacity = 0;  ///< neighbours per atom the list holds
-  int max_capacity = 0;     ///< NeighbourSettings::max_neighbours
-  int all_pairs_below = 0;  ///< NeighbourSettings::all_pairs_below
+  int max_capacity = 0;     ///< NeighbourOptions::max_neighbours
+  int all_pairs_below = 0;  ///< NeighbourOptions::all_pairs_below
   double list_cutoff2 = 0;  ///< (cutoff + skin)^2
   double half_skin2 = 0;    ///< (skin / 2)^2
 
@@ -552,9 +552,9 @@ class NeighbourLists {
  public:
   /// No lists yet. User-provided on purpose (see systems::SystemsBatch()).
   NeighbourLists() {}  // NOLINT(modernize-use-equals-default)
-  explicit NeighbourLists(NeighbourSettings settings);
+  explicit NeighbourLists(NeighbourOptions settings);
 
-  const NeighbourSettings& settings() const noexcept { return settings_; }
+  const NeighbourOptions& settings() const noexcept { return settings_; }
 
   /// Ready for `batch` and pairs up to sqrt(cutoff_squared) + skin: allocates for the batch's
   /// capacity the first time and when it changed, and forgets every list when the batch, its
@@ -591,7 +591,7 @@ class NeighbourLists {
   std::int64_t builds() const;
 
  private:
-  NeighbourSettings settings_;
+  NeighbourOptions settings_;
   detail::NeighbourData data_;
   int atom_capacity_ = -1, system_capacity_ = -1;
   const void* batch_ = nullptr;  ///< the batch the lists are for (its list_origin's memory)

@@ -4,9 +4,9 @@
 
 namespace baton::dynamics {
 
-void validate(const VerletParams& p) {
+void validate(const VerletOptions& p) {
   using detail::require;
-  const char* who = "baton::dynamics::VerletParams";
+  const char* who = "baton::dynamics::VerletOptions";
   require(who, "dt", p.dt, p.dt > 0 && std::isfinite(p.dt), "positive and finite");
   require(who, "steps", static_cast<double>(p.steps), p.steps >= 0, ">= 0");
   require(who, "temperature", p.temperature, std::isfinite(p.temperature),
@@ -57,7 +57,7 @@ void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt, 
 
 }  // namespace detail
 
-VerletUpdate::VerletUpdate(const VerletParams& p)
+VerletUpdate::VerletUpdate(const VerletOptions& p)
     : dt(p.dt),
       ftm2v(p.units.ftm2v),
       steps(p.steps),

@@ -22,17 +22,17 @@
 namespace baton::dynamics {
 
 /// Velocity-Verlet parameters, in the units of `units` (defaults for Lennard-Jones units).
-struct VerletParams {
+struct VerletOptions {
   double dt = 0.005;          ///< time step
   long steps = 1000;          ///< steps per system
   double temperature = -1;    ///< >= 0: Maxwell-Boltzmann velocities at this temperature on entry
   std::uint64_t seed = 1;     ///< seed of those velocities
   Units units = Units::lj();  ///< the unit system of the potential, masses and temperature
-  NeighbourSettings neighbours;  ///< how pairs are found (neighbours.hpp)
+  NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
-void validate(const VerletParams& p);
+void validate(const VerletOptions& p);
 
 /// Key step of the velocities VerletStage draws on entry (Langevin noise uses steps >= 0).
 inline constexpr std::int64_t initial_velocity_step = -1;
@@ -48,7 +48,7 @@ namespace detail {
 void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt, std::uint64_t seed);
 }  // namespace detail
 
-/// Velocity Verlet as an Update of IntegratorStage (integrator.hpp): the numbers of VerletParams
+/// Velocity Verlet as an Update of IntegratorStage (integrator.hpp): the numbers of VerletOptions
 /// its steps and its enter() use.
 struct VerletUpdate {
   double dt, ftm2v;
@@ -57,7 +57,7 @@ struct VerletUpdate {
   double kt;           ///< ...with this k_B T / mvv2e
   std::uint64_t seed;  ///< ...and this seed
 
-  explicit VerletUpdate(const VerletParams& p = {});
+  explicit VerletUpdate(const VerletOptions& p = {});
 
   std::string name() const { return "nve"; }
   long step_limit() const { return steps; }
@@ -88,17 +88,17 @@ struct VerletUpdate {
 template <class Potential = LennardJones>
 class VerletStage : public IntegratorStage<Potential, VerletUpdate> {
  public:
-  explicit VerletStage(Potential potential = {}, VerletParams params = {})
+  explicit VerletStage(Potential potential = {}, VerletOptions params = {})
       : IntegratorStage<Potential, VerletUpdate>(std::move(potential), VerletUpdate(params),
                                                  params.neighbours, params.units),
         params_(std::move(params)) {
     validate(params_);
   }
 
-  const VerletParams& params() const noexcept { return params_; }
+  const VerletOptions& params() const noexcept { return params_; }
 
  private:
-  VerletParams params_;
+  VerletOptions params_;
 };
 
 extern template class IntegratorStage<LennardJones, VerletUpdate>;

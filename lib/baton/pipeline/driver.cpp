@@ -31,7 +31,7 @@ using systems::HostSystem;
 using systems::SystemsBatch;
 using systems::SystemStatus;
 
-Driver::Driver(const Communicator& comm, Pipeline pipeline, Settings settings)
+Driver::Driver(const Communicator& comm, Pipeline pipeline, DriverOptions settings)
     : comm_(Communicator::duplicate(comm.raw())),
       pipeline_(std::move(pipeline)),
       settings_(std::move(settings)),
@@ -282,7 +282,7 @@ void Driver::finish_stages() {
       if (detail::move_held(r, m.runners[i + 1]))
         m.copies.local.add(1, 0);  // one kernel, batch to batch
     } else if (m.last_segment) {
-      const std::vector<int> done = detail::slots_with(r.batch, systems::SystemStatus::Held);
+      const std::vector<int> done = detail::slots_with(r.batch, systems::SystemStatus::held);
       std::shared_ptr<systems::HostPacked> host;
       if (!done.empty()) {
         host = std::make_shared<systems::HostPacked>(
@@ -340,7 +340,7 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished,
   const auto due = [&](const Hook* h) { return h->every() > 0 && step_ % h->every() == 0; };
   if (std::none_of(hooks.begin(), hooks.end(), due))
     return;
-  const std::vector<int> running = detail::slots_with(r.batch, systems::SystemStatus::Active);
+  const std::vector<int> running = detail::slots_with(r.batch, systems::SystemStatus::active);
   if (running.empty())
     return;
   const std::vector<systems::HostSystem> systems =
@@ -373,7 +373,7 @@ std::vector<std::vector<int>> Driver::assign_downstream(const systems::SystemsBa
   const std::vector<systems::HostSlot>& slots = out.host_slots();
   std::vector<std::vector<int>> assigned(m.down.size());
   for (std::size_t s = 0; s < slots.size(); ++s) {
-    if (!all && slots[s].status != static_cast<int>(systems::SystemStatus::Held))
+    if (!all && slots[s].status != static_cast<int>(systems::SystemStatus::held))
       continue;
     const int atoms = slots[s].count;
     for (std::size_t j = 0; j < m.down.size(); ++j) {
@@ -466,7 +466,7 @@ void Driver::expect_credit() {
 void Driver::check_not_full() {
   Impl& m = *impl_;
   const auto waiting = static_cast<long>(
-      detail::slots_with(m.runners.back().batch, systems::SystemStatus::Held).size());
+      detail::slots_with(m.runners.back().batch, systems::SystemStatus::held).size());
   if (waiting > 0)
     throw Error("baton::pipeline: rank " + std::to_string(comm_.rank()) + ", stage '" +
                 m.runners.back().counters.name + "': " + std::to_string(waiting) +

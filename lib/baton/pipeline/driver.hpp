@@ -18,7 +18,7 @@
 #include "baton/comm/communicator.hpp"
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
-#include "baton/pipeline/settings.hpp"
+#include "baton/pipeline/driver_options.hpp"
 #include "baton/pipeline/sink.hpp"
 #include "baton/pipeline/source.hpp"
 #include "baton/pipeline/stage_counters.hpp"
@@ -42,7 +42,7 @@ class Driver {
   /// Duplicates `comm` (collective); the pipeline runs on the duplicate. After a failure the
   /// duplicate is kept until MPI_Finalize starts, so that messages the failure left in flight can
   /// never match on a later communicator.
-  Driver(const Communicator& comm, Pipeline pipeline, Settings settings = {});
+  Driver(const Communicator& comm, Pipeline pipeline, DriverOptions settings = {});
   ~Driver();
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
@@ -91,7 +91,7 @@ class Driver {
   const RankPlan& plan() const noexcept { return plan_; }
   const Communicator& communicator() const noexcept { return comm_; }
   const Pipeline& pipeline() const noexcept { return pipeline_; }
-  const Settings& settings() const noexcept { return settings_; }
+  const DriverOptions& settings() const noexcept { return settings_; }
   int segment() const noexcept { return segment_; }
   /// This rank in the driver's communicator.
   int global_rank() const noexcept { return comm_.rank(); }
@@ -105,7 +105,7 @@ class Driver {
   long input_count() const noexcept { return input_count_; }
   /// Systems the last stage finished so far: on rank 0, everywhere; elsewhere, on this rank.
   long finished_count() const noexcept { return finished_seen_; }
-  /// Systems this rank wrote to its spill file (Settings::spill_directory) so far.
+  /// Systems this rank wrote to its spill file (DriverOptions::spill_directory) so far.
   long spilled_count() const noexcept;
   /// Rank 0: how many of the finished systems failed (non-finite numbers, an explosion).
   long failed_count() const noexcept;
@@ -125,7 +125,7 @@ class Driver {
   /// Named timers of this rank: "<stage> compute", "receive", "send", "wait".
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
-  /// The run's species labels: those known at setup (Settings::species, SystemSource::species())
+  /// The run's species labels: those known at setup (DriverOptions::species, SystemSource::species())
   /// on every rank from setup; a label the source meets later is named on rank 0 when it is read,
   /// and on another rank when the first hand-off carrying it arrives there (before its systems
   /// enter a batch or a hook sees them). Every rank gives a label the same index.
@@ -162,7 +162,7 @@ class Driver {
   struct Impl;
   Communicator comm_;
   Pipeline pipeline_;
-  Settings settings_;
+  DriverOptions settings_;
   RankPlan plan_;
   int segment_ = -1;
   bool done_ = false;

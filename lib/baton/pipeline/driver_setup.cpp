@@ -102,7 +102,7 @@ std::int64_t check_capacities(const RankPlan& plan, const std::vector<StageSpec>
   return most;
 }
 
-void check_specs(const std::vector<StageSpec>& specs, const Settings& settings) {
+void check_specs(const std::vector<StageSpec>& specs, const DriverOptions& settings) {
   if (specs.empty())
     throw Error("baton::pipeline::Driver: the pipeline has no stages");
   if (settings.steps_per_call < 1)

@@ -4,7 +4,7 @@
 /// pipeline step (after the stage advanced):
 ///  - on_finished(): with the systems that just finished the stage, before they move on;
 ///  - on_step(): every `every()` pipeline steps, with the systems still running in the stage.
-/// A hook is given per stage (StageSpec::hooks) or for every stage (Settings::hooks). It sees
+/// A hook is given per stage (StageSpec::hooks) or for every stage (DriverOptions::hooks). It sees
 /// copies (a hook cannot change a result). A hook that throws stops the run on every rank, like a
 /// stage that throws. Built in: XyzSnapshots (trajectory frames) and LogHook (a line per finished
 /// system).

@@ -59,7 +59,7 @@ double double_of(std::int64_t bits) {
 // The status a system arrives in, from its failed code: a system that failed before is not
 // stepped (Finished at once: it passes through the stage); others are Active.
 int arrival_status(std::int64_t failed) {
-  return static_cast<int>(failed != 0 ? SystemStatus::Finished : SystemStatus::Active);
+  return static_cast<int>(failed != 0 ? SystemStatus::finished : SystemStatus::active);
 }
 
 // Checks the atom counts of a message whose header says `h` (`count(k)`: system k's).
@@ -154,7 +154,7 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
     index->header = PackedHeader{n, m, stages, flags};
     for (int s : slots) {
       HostSlot h = batch.host_slots()[static_cast<std::size_t>(s)];
-      h.status = static_cast<int>(SystemStatus::Active);
+      h.status = static_cast<int>(SystemStatus::active);
       h.steps = 0;
       index->systems.push_back(h);
     }
@@ -324,7 +324,7 @@ void mark_failed_in_index(PackedSystems& wire, const std::vector<char>& failed) 
   auto index = std::make_shared<PackedIndex>(*wire.index);
   for (std::size_t k = 0; k < failed.size() && k < index->systems.size(); ++k)
     if (failed[k] != 0)
-      index->systems[k].status = static_cast<int>(SystemStatus::Finished);
+      index->systems[k].status = static_cast<int>(SystemStatus::finished);
   wire.index = std::move(index);
 }
 

@@ -17,9 +17,9 @@ namespace baton::systems {
 /// What a system slot holds. Stages step Active systems only and mark them Finished when they are
 /// done (converged, or out of step budget); the pipeline then moves them on.
 enum class SystemStatus : int {
-  Active = 0,    ///< being stepped by the stage
-  Finished = 1,  ///< done with this stage (set by the stage)
-  Held = 2       ///< finished and counted by the driver, waiting for room further down
+  active = 0,    ///< being stepped by the stage
+  finished = 1,  ///< done with this stage (set by the stage)
+  held = 2       ///< finished and counted by the driver, waiting for room further down
 };
 
 /// Why a system failed (SystemsBatch::failed holds the code; 0: it did not). Set by the stages when

@@ -44,7 +44,7 @@ std::vector<double> seconds_per_atom_step(const std::vector<StageSpec>& specs,
       const std::vector<int> status = batch.status_on_host();
       bool active = false;
       for (int s : status)
-        active = active || s == static_cast<int>(systems::SystemStatus::Active);
+        active = active || s == static_cast<int>(systems::SystemStatus::active);
       if (!active)
         break;
     }

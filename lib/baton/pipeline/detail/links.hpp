@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
-#include "baton/pipeline/settings.hpp"
+#include "baton/pipeline/driver_options.hpp"
 #include "baton/systems/codec.hpp"
 #include "baton/timing/timers.hpp"
 #include "baton/transport/bytes.hpp"

@@ -115,7 +115,7 @@ systems::HostPacked OverflowChain::unspill() {
 
 void OverflowChain::take(systems::SystemsBatch& from) {
   move_held(from, device_, nullptr);
-  const std::vector<int> held = slots_with(from, systems::SystemStatus::Held);
+  const std::vector<int> held = slots_with(from, systems::SystemStatus::held);
   if (held.empty() || (host_cap_.systems < 1 && spill_path_.empty()))
     return;
   const std::vector<int> atoms = from.count_on_host();

@@ -20,7 +20,7 @@ std::vector<int> slots_with(const systems::SystemsBatch& batch, systems::SystemS
 }
 
 std::vector<int> take_finished(Runner& r) {
-  const std::vector<int> finished = slots_with(r.batch, systems::SystemStatus::Finished);
+  const std::vector<int> finished = slots_with(r.batch, systems::SystemStatus::finished);
   if (finished.empty())
     return finished;
   Kokkos::View<int*, systems::SystemsBatch::memory_space> d_slots("baton::pipeline::finished",
@@ -42,20 +42,20 @@ std::vector<int> take_finished(Runner& r) {
       KOKKOS_LAMBDA(int i) {
         const int s = d_slots(i);
         stage_steps(s, stage) = steps(s);
-        status(s) = static_cast<int>(systems::SystemStatus::Held);
+        status(s) = static_cast<int>(systems::SystemStatus::held);
       });
   for (int s : finished) {
     systems::HostSlot& slot = r.batch.host_slot(s);
     r.counters.systems += 1;
     r.counters.steps += static_cast<long>(slot.steps);
     r.counters.atom_steps += static_cast<long>(slot.steps) * slot.count;
-    slot.status = static_cast<int>(systems::SystemStatus::Held);
+    slot.status = static_cast<int>(systems::SystemStatus::held);
   }
   return finished;
 }
 
 void advance(Runner& r, int steps, TimerRegistry& timers) {
-  if (slots_with(r.batch, systems::SystemStatus::Active).empty())
+  if (slots_with(r.batch, systems::SystemStatus::active).empty())
     return;
   const double t0 = TimerRegistry::now();
   r.impl->advance(r.batch, steps);
@@ -69,7 +69,7 @@ void note_arrivals(Runner& r, int first) {
   const std::vector<systems::HostSlot>& slots = r.batch.host_slots();
   r.failed.resize(static_cast<std::size_t>(first));
   for (std::size_t s = static_cast<std::size_t>(first); s < slots.size(); ++s)
-    r.failed.push_back(slots[s].status == static_cast<int>(systems::SystemStatus::Finished) ? 1
+    r.failed.push_back(slots[s].status == static_cast<int>(systems::SystemStatus::finished) ? 1
                                                                                             : 0);
 }
 
@@ -197,7 +197,7 @@ int move_systems(const systems::SystemsBatch& from, const std::vector<int>& slot
 
 std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& to,
                            dynamics::Stage* enter, const std::vector<char>* failed) {
-  const std::vector<int> held = slots_with(from, systems::SystemStatus::Held);
+  const std::vector<int> held = slots_with(from, systems::SystemStatus::held);
   if (held.empty())
     return {};
   const std::vector<int> atoms = from.count_on_host();
@@ -219,7 +219,7 @@ std::vector<int> move_held(systems::SystemsBatch& from, systems::SystemsBatch& t
     const bool f = failed != nullptr && static_cast<std::size_t>(s) < failed->size() &&
                    (*failed)[static_cast<std::size_t>(s)] != 0;
     status.push_back(
-        static_cast<int>(f ? systems::SystemStatus::Finished : systems::SystemStatus::Active));
+        static_cast<int>(f ? systems::SystemStatus::finished : systems::SystemStatus::active));
   }
   const int first = move_systems(from, chosen, to, status);
   from.remove(chosen);

@@ -1,4 +1,4 @@
-#include "baton/pipeline/settings.hpp"
+#include "baton/pipeline/driver_options.hpp"
 
 #include "baton/core/error.hpp"
 #include "baton/pipeline/pipeline.hpp"

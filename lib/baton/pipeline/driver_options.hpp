@@ -26,7 +26,7 @@ enum class CommMode {
 CommMode parse_comm_mode(const std::string& text);
 std::string to_string(CommMode mode);
 
-struct Settings {
+struct DriverOptions {
   /// How every link completes its hand-offs, unless the stage it feeds says otherwise
   /// (StageSpec::mode).
   CommMode mode = CommMode::async_recv;

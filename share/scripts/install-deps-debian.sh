@@ -1,15 +1,16 @@
 #!/bin/bash
 # Installs what Baton needs on Debian 12 / Ubuntu 22.04+ (uses sudo when not root).
 #   share/scripts/install-deps-debian.sh            build + test dependencies (Open MPI and MPICH)
-#   share/scripts/install-deps-debian.sh --ci       also Slurm, clang (sanitizers, libFuzzer), valgrind,
-#                                                   and the references tests compare with: LAMMPS
-#                                                   (lmp, potential files) and ASE (extended XYZ)
+#   share/scripts/install-deps-debian.sh --ci       also Slurm, clang (sanitizers, libFuzzer) and
+#                                                   llvm-symbolizer, valgrind, ccache, and the
+#                                                   references tests compare with: LAMMPS (lmp,
+#                                                   potential files) and ASE (extended XYZ)
 set -euo pipefail
 packages=(cmake g++ make pkg-config python3
           openmpi-bin libopenmpi-dev mpich libmpich-dev
           libtrilinos-kokkos-dev libboost-program-options-dev doctest-dev)
 if [ "${1:-}" = "--ci" ]; then
-  packages+=(slurmctld slurmd slurm-client munge clang-14 libclang-rt-14-dev valgrind
+  packages+=(slurmctld slurmd slurm-client munge clang-14 libclang-rt-14-dev llvm-14 valgrind ccache
              lammps lammps-data python3-ase)
 fi
 sudo=""

@@ -72,7 +72,8 @@ NodeName=$host CPUs=8 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
   export SLURM_CONF=$conf
-  /usr/sbin/slurmctld -f "$conf" || { stop; return 1; }
+  # -c: no jobs recovered from an earlier run's state (one left running would keep the node busy).
+  /usr/sbin/slurmctld -c -f "$conf" || { stop; return 1; }
   /usr/sbin/slurmd -f "$conf" -N "$host" || { stop; return 1; }
   local state=""
   for _ in $(seq 100); do

@@ -141,7 +141,7 @@ void run_pipeline(const baton::Communicator& world, const Settings& settings) {
        {bp::CommMode::sync, bp::CommMode::async_recv, bp::CommMode::fully_async}) {
     std::vector<bp::RunSummary> runs;
     for (int r = 0; r < std::max(1, settings.repeats / 2); ++r) {
-      bp::Settings s;
+      bp::DriverOptions s;
       s.mode = mode;
       bp::Driver driver(world, pipeline, s);
       driver.setup(world.rank() == 0 ? input : std::vector<bs::HostSystem>{});

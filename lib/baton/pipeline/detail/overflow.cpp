@@ -29,8 +29,7 @@ OverflowChain::OverflowChain(systems::BatchCapacity device, systems::BatchCapaci
                              std::string spill_path, int stages)
     : device_(device, stages),
       host_cap_(host),
-      spill_path_(std::move(spill_path)),
-      stages_(stages) {}
+      spill_path_(std::move(spill_path)) {}
 
 OverflowChain::~OverflowChain() {
   if (spill_.is_open()) {

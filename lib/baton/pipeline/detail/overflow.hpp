@@ -54,7 +54,6 @@ class OverflowChain {
   std::int64_t read_at_ = 0;     // next record to read back
   std::deque<int> spill_atoms_;  // atoms of each record not read back yet, oldest first
   long spilled_total_ = 0;
-  int stages_;
 };
 
 }  // namespace baton::pipeline::detail

@@ -27,9 +27,7 @@ int atoms_of(const systems::HostPacked& w) {
 
 OverflowChain::OverflowChain(systems::BatchCapacity device, systems::BatchCapacity host,
                              std::string spill_path, int stages)
-    : device_(device, stages),
-      host_cap_(host),
-      spill_path_(std::move(spill_path)) {}
+    : device_(device, stages), host_cap_(host), spill_path_(std::move(spill_path)) {}
 
 OverflowChain::~OverflowChain() {
   if (spill_.is_open()) {

@@ -58,6 +58,12 @@ int run(const baton::Runtime& runtime) {
               KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
               Kokkos::DefaultExecutionSpace::name(), backend.empty() ? "none" : backend.c_str());
   std::printf("GPU-aware: %s (decided by %s)\n", gpu.aware ? "yes" : "no", gpu.decided_by.c_str());
+  const char* kernels = !backend.empty() ? "GPU algorithms, on the device"
+                        : BATON_DEVICE_ALGORITHMS_ON_HOST
+                            ? "GPU algorithms, on the host (built with "
+                              "BATON_DEVICE_ALGORITHMS_ON_HOST=ON)"
+                            : "host algorithms";
+  std::printf("Kernels:   %s\n", kernels);
   const baton::CollectiveChecksDefault checks = baton::collective_checks_default();
   std::printf("Checks:    collective shape checks %s (decided by %s)\n", checks.on ? "on" : "off",
               checks.decided_by);

@@ -207,8 +207,10 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
   const auto id = batch.id;
   const auto stale = batch.forces_stale;
   const ForceOutputs out(batch);
+  // The half-pair loop writes to both atoms of a pair: one thread per team.
+  const TeamPolicy teams = HalfPairs ? TeamPolicy(n, 1) : system_teams(n);
   Kokkos::parallel_for(
-      "baton::dynamics::forces", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
+      "baton::dynamics::forces", teams, KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = first + team.league_rank();
         if (status(s) != static_cast<int>(systems::SystemStatus::active))
           return;
@@ -224,8 +226,9 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
       });
 }
 
-/// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too)
-/// and the neighbour lists given (`skin`: theirs).
+/// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too, and
+/// the host loop in a build with BATON_DEVICE_ALGORITHMS_ON_HOST) and the neighbour lists given
+/// (`skin`: theirs).
 template <class P = LennardJones>
 void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_slot, int n_slots,
                     bool half_pairs, NeighbourLists& lists, double skin, bool may_defer = false) {
@@ -234,12 +237,12 @@ void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_
   if (n_slots == 0)
     return;
   check_cutoff(batch, first_slot, n_slots, pot.cutoff_squared());
-  if (half_pairs && !on_host)
+  if (half_pairs && !host_space)
     throw Error("baton::dynamics::compute_forces: the half-pair loop runs on host spaces only");
   lists.prepare(batch, pot.cutoff_squared(), skin);
   do {  // again, with lists that fit, when one did not (forces are recomputed in full)
     if (half_pairs)
-      launch_forces<on_host>(pot, batch, first_slot, n_slots, lists.data());  // host only
+      launch_forces<host_space>(pot, batch, first_slot, n_slots, lists.data());  // host only
     else
       launch_forces<false>(pot, batch, first_slot, n_slots, lists.data());
     if (may_defer && batch.list_overflow_deferred())

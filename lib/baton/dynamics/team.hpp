@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "baton/core/config.hpp"
+
 #include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics::detail {
@@ -16,17 +18,27 @@ using Positions = systems::SystemsBatch::view<double* [3]>;
 using SpeciesView = systems::SystemsBatch::view<int*>;
 using AtomScratch = systems::SystemsBatch::view<double* [2]>;
 
-/// True where kernels run on the host: teams of one thread there loop over pairs i < j once and use
-/// Newton's third law; on GPUs the team's threads take atoms i and loop over all j != i.
-inline constexpr bool on_host =
+/// True for host execution spaces (Serial, OpenMP, Threads).
+inline constexpr bool host_space =
     Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible;
 
-/// One team per system for `n` systems: one thread per team on the host, Kokkos' choice on GPUs.
+/// True where kernels take the host algorithms: teams of one thread loop over pairs i < j once and
+/// use Newton's third law. Elsewhere (GPUs, and host spaces in a build with the CMake option
+/// BATON_DEVICE_ALGORITHMS_ON_HOST) a team's threads take atoms i and loop over all j != i.
+inline constexpr bool on_host = host_space && !BATON_DEVICE_ALGORITHMS_ON_HOST;
+
+/// One team per system for `n` systems: one thread per team for the host algorithms, Kokkos' choice
+/// on GPUs, and teams of up to 4 of the space's threads for the GPU algorithms on a host space (1
+/// on Serial), so that a team's threads really run side by side there.
 inline TeamPolicy system_teams(int n) {
-  if constexpr (on_host)
+  if constexpr (on_host) {
     return TeamPolicy(n, 1);
-  else
+  } else if constexpr (host_space) {
+    const int threads = ExecutionSpace().concurrency();
+    return TeamPolicy(n, threads < 1 ? 1 : (threads > 4 ? 4 : threads));
+  } else {
     return TeamPolicy(n, Kokkos::AUTO);
+  }
 }
 
 /// Sum over [begin, end) of f(i), in the team (sequential in index order on one thread).

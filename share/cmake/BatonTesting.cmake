@@ -12,6 +12,23 @@
 # BATON_CHECK_COLLECTIVES=1: collective shape checks on in every build type, so that a mismatched
 # collective fails the test with an error instead of hanging until the timeout (append
 # BATON_CHECK_COLLECTIVES=0 to the test's ENVIRONMENT to run it unchecked).
+# With Kokkos' OpenMP backend, threads per rank for a test of n ranks: BATON_TEST_THREADS (default 2)
+# for 1 and 2 ranks, 1 above, so that ranks × threads stays near the cores of a small machine (waiting
+# OpenMP threads spin; OMP_WAIT_POLICY=passive makes them sleep). Sets <var> to the environment
+# entries (empty without OpenMP).
+set(BATON_TEST_THREADS 2 CACHE STRING "OpenMP threads per rank in the 1- and 2-rank tests")
+function(baton_test_threads var n)
+  set(_entries "")
+  if("OPENMP" IN_LIST Kokkos_DEVICES)
+    set(_threads 1)
+    if(n LESS_EQUAL 2)
+      set(_threads ${BATON_TEST_THREADS})
+    endif()
+    set(_entries "OMP_NUM_THREADS=${_threads};OMP_PROC_BIND=false;OMP_WAIT_POLICY=passive")
+  endif()
+  set(${var} "${_entries}" PARENT_SCOPE)
+endfunction()
+
 function(baton_add_mpi_test)
   cmake_parse_arguments(ARG "" "NAME;TARGET;TIMEOUT;EXPECT_OUTPUT;REJECT_OUTPUT;EXIT_CODE"
                         "RANKS;ARGS;LABELS" ${ARGN})
@@ -43,12 +60,14 @@ function(baton_add_mpi_test)
   endif()
   foreach(_n IN LISTS ARG_RANKS)
     set(_test ${ARG_NAME}.np${_n})
+    baton_test_threads(_threads ${_n})
+    set(_test_env ${_env} ${_threads} BATON_EXPECT_RANKS=${_n} BATON_CHECK_COLLECTIVES=1)
     add_test(NAME ${_test}
              COMMAND ${_check} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_n} ${_flags}
                      ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${ARG_TARGET}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
     set_tests_properties(${_test} PROPERTIES PROCESSORS ${_n} TIMEOUT ${ARG_TIMEOUT}
                          LABELS "mpi;${ARG_LABELS}"
-                         ENVIRONMENT "${_env};BATON_EXPECT_RANKS=${_n};BATON_CHECK_COLLECTIVES=1")
+                         ENVIRONMENT "${_test_env}")
   endforeach()
 endfunction()
 

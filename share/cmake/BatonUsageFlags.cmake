@@ -6,7 +6,12 @@
 # the libraries' files in link order (each before what it depends on), link options, and the
 # highest C++ standard asked for through a cxx_std_NN compile feature (17 at least). Generator
 # expressions that select the C++ language ($<$<COMPILE_LANGUAGE:CXX>:x>, $<$<LINK_LANGUAGE:CXX>:x>,
-# $<LINK_ONLY:x>) are resolved; any other generator expression is left out. Used to write baton.pc.
+# $<LINK_ONLY:x>) are resolved, also where one holds several flags (a list); any other generator
+# expression is left out. Compile definitions go to the cflags only (Kokkos also passes
+# -DKOKKOS_DEPENDENCE to its link step). A library file in one of the compiler's own link directories
+# becomes -l<name> (the linker picks it as it would); a shared library elsewhere gets a run path
+# (-Wl,-rpath,<dir>), except for CUDA's link-time stubs: a program linked with these flags starts
+# without LD_LIBRARY_PATH. Used to write baton.pc.
 function(baton_usage_flags target cflags_var libs_var std_var)
   set(_visited "")
   set(_order "")     # targets and plain libraries, each after what it depends on
@@ -27,11 +32,29 @@ function(baton_usage_flags target cflags_var libs_var std_var)
     endif()
   endmacro()
 
-  # A target property as a list, empty when unset.
+  # A target property as a list, empty when unset, its generator expressions resolved by
+  # _baton_cxx_only, also one that the list's ';' split ("$<$<COMPILE_LANGUAGE:CXX>:-a" and "-b>").
   macro(_baton_prop tgt prop out)
-    get_target_property(${out} "${tgt}" ${prop})
-    if(NOT ${out})
-      set(${out} "")
+    get_target_property(_baton_raw "${tgt}" ${prop})
+    set(${out} "")
+    if(_baton_raw)
+      set(_baton_acc "")
+      foreach(_baton_e IN LISTS _baton_raw)
+        if(_baton_acc STREQUAL "")
+          set(_baton_acc "${_baton_e}")
+        else()
+          string(APPEND _baton_acc ";${_baton_e}")
+        endif()
+        string(REGEX MATCHALL "\\$<" _baton_opens "${_baton_acc}")
+        string(REGEX MATCHALL ">" _baton_closes "${_baton_acc}")
+        list(LENGTH _baton_opens _baton_o)
+        list(LENGTH _baton_closes _baton_c)
+        if(_baton_o LESS_EQUAL _baton_c)
+          _baton_cxx_only("${_baton_acc}" _baton_r)
+          list(APPEND ${out} ${_baton_r})
+          set(_baton_acc "")
+        endif()
+      endforeach()
     endif()
   endmacro()
 
@@ -79,7 +102,13 @@ function(baton_usage_flags target cflags_var libs_var std_var)
     _baton_prop("${item}" INTERFACE_LINK_OPTIONS _lopts)
     foreach(_o IN LISTS _lopts)
       _baton_cxx_only("${_o}" _o)
-      list(APPEND _linkopts ${_o})
+      foreach(_one IN LISTS _o)
+        if(_one MATCHES "^-D")
+          list(APPEND _cflags "${_one}")  # a compile definition: cflags only
+        else()
+          list(APPEND _linkopts "${_one}")
+        endif()
+      endforeach()
     endforeach()
     _baton_prop("${item}" INTERFACE_LINK_LIBRARIES _deps)
     foreach(_dep IN LISTS _deps)
@@ -95,6 +124,22 @@ function(baton_usage_flags target cflags_var libs_var std_var)
   endfunction()
 
   _baton_visit(${target})
+
+  # A library file: -l<name> in the compiler's own link directories, else its path, and a run path
+  # for a shared one (not for CUDA's stubs, which only stand in for the driver at link time).
+  set(_rpath "")
+  macro(_baton_library_file file)
+    get_filename_component(_dir "${file}" DIRECTORY)
+    get_filename_component(_name "${file}" NAME)
+    if(_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES AND _name MATCHES "^lib(.+)\\.(a|so)(\\.[0-9.]+)?$")
+      list(APPEND _libs "-l${CMAKE_MATCH_1}")
+    else()
+      list(APPEND _libs "${file}")
+      if(_name MATCHES "\\.so(\\.|$)" AND NOT _dir MATCHES "/stubs$" AND NOT _dir IN_LIST _rpath)
+        list(APPEND _rpath "${_dir}")
+      endif()
+    endif()
+  endmacro()
 
   # Reverse post-order: every library comes before the libraries it depends on.
   list(REVERSE _order)
@@ -117,9 +162,11 @@ function(baton_usage_flags target cflags_var libs_var std_var)
         get_target_property(_file "${_item}" IMPORTED_LOCATION)
       endif()
       if(_file)
-        list(APPEND _libs "${_file}")
+        _baton_library_file("${_file}")
       endif()
-    elseif(_item MATCHES "^-" OR IS_ABSOLUTE "${_item}")
+    elseif(IS_ABSOLUTE "${_item}")
+      _baton_library_file("${_item}")
+    elseif(_item MATCHES "^-")
       list(APPEND _libs "${_item}")
     else()
       list(APPEND _libs "-l${_item}")
@@ -127,7 +174,11 @@ function(baton_usage_flags target cflags_var libs_var std_var)
   endforeach()
   list(REMOVE_DUPLICATES _cflags)
   list(REMOVE_DUPLICATES _linkopts)
+  list(REMOVE_DUPLICATES _libs)
   list(APPEND _libs ${_linkopts})
+  foreach(_dir IN LISTS _rpath)
+    list(APPEND _libs "-Wl,-rpath,${_dir}")
+  endforeach()
   string(REPLACE ";" " " _cflags "${_cflags}")
   string(REPLACE ";" " " _libs "${_libs}")
   set(${cflags_var} "${_cflags}" PARENT_SCOPE)

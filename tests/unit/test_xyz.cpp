@@ -2,7 +2,9 @@
 
 #include <array>
 #include <baton/core/error.hpp>
+#include <baton/systems/fields.hpp>
 #include <baton/systems/xyz.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,9 +13,24 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 using baton::systems::HostSystem;
+namespace fields = baton::systems::fields;
+
+// Every per-atom field that travels (the codec sends it, so a HostSystem holds it) has an
+// extended-XYZ column (its descriptor's `xyz`) or says it has none (`using xyz = NoXyzColumn;`):
+// a field added to systems/fields.hpp without deciding fails to compile here.
+template <class... F>
+constexpr bool travelling_atom_fields_decide_xyz(fields::FieldList<F...>) {
+  return ((F::per != fields::Per::atom || F::wire == fields::Wire::none ||
+           fields::has_xyz_column<F> || fields::no_xyz_column<F>)&&...);
+}
+static_assert(travelling_atom_fields_decide_xyz(fields::batch_fields{}),
+              "a travelling per-atom field in systems/fields.hpp has neither an `xyz` column nor "
+              "`using xyz = NoXyzColumn;`");
 
 namespace {
 
@@ -56,6 +73,48 @@ bool same_bits(const std::array<double, 9>& a, const std::array<double, 9>& b) {
 }
 
 using Pbc = std::array<bool, 3>;
+
+// "name:T:n" of field F's column, as the writer declares it.
+template <class F>
+std::string declaration() {
+  return std::string(F::xyz::column) + ':' + fields::xyz_type<F>() + ':' +
+         std::to_string(F::components);
+}
+
+// Values for `atoms` atoms of field F's column that the writer writes (not 0, not 1) and its rule
+// accepts.
+template <class F>
+auto column_values(std::size_t atoms) {
+  std::remove_reference_t<decltype(std::declval<HostSystem&>().*F::xyz::host)> v;
+  for (std::size_t i = 0; i < atoms * F::components; ++i) {
+    using T = fields::xyz_value_t<F>;
+    if constexpr (std::is_same_v<T, std::string>)
+      v.push_back("X" + std::to_string(i));
+    else if constexpr (std::is_floating_point_v<T>)
+      v.push_back(1.25 + static_cast<T>(i) / 3);
+    else
+      v.push_back(static_cast<T>(2 + i));
+  }
+  return v;
+}
+
+template <class T>
+bool same_values(const std::vector<T>& a, const std::vector<T>& b) {
+  if constexpr (std::is_same_v<T, double>)
+    return same_bits(a, b);
+  else
+    return a == b;
+}
+
+// `text` with the Properties entry `from` (name:T:n) renamed to `to`.
+std::string rename_column(std::string text, const std::string& from, const std::string& to) {
+  for (const char* before : {"=", ":"}) {
+    const std::size_t at = text.find(before + from);
+    if (at != std::string::npos)
+      return text.replace(at + 1, from.size(), to);
+  }
+  return text;
+}
 
 HostSystem awkward_system() {
   HostSystem s;
@@ -105,6 +164,94 @@ TEST_CASE("write then read is bit-exact") {
   CHECK(text.find(" steps_fire=120 steps_verlet=1000 steps_fire_2=7 steps_stage3=5 ") !=
         std::string::npos);
   CHECK(text.find("Properties=species:S:1:pos:R:3:velo:R:3:masses:R:1 ") != std::string::npos);
+}
+
+TEST_CASE("every column of the field table is written, read back and its aliases read") {
+  // The columns come from systems/fields.hpp (fields::xyz_fields); these are the ones documented
+  // (docs/xyz.md). A field whose `xyz` is lost, renamed or retyped fails here.
+  std::string declared;
+  fields::xyz_fields::for_each_host(
+      [&](auto f) { declared += (declared.empty() ? "" : ":") + declaration<decltype(f)>(); });
+  CHECK(declared == "species:S:1:pos:R:3:velo:R:3:masses:R:1");
+
+  // Names and aliases are lower case (the reader lowers what it reads) and name one column each.
+  std::unordered_set<std::string> names;
+  fields::xyz_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    std::vector<std::string> own = {F::xyz::column};
+    for (const char* alias : F::xyz::aliases)
+      own.emplace_back(alias);
+    for (const std::string& name : own) {
+      CAPTURE(name);
+      CHECK(names.insert(name).second);
+      for (char c : name)
+        CHECK(std::tolower(static_cast<unsigned char>(c)) == c);
+    }
+  });
+
+  // A system with every column set: each is declared, in table order, and comes back exactly.
+  constexpr std::size_t atoms = 3;
+  HostSystem s;
+  s.id = 11;
+  std::string properties = "Properties=";
+  fields::xyz_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    s.*F::xyz::host = column_values<F>(atoms);
+    properties += (properties.back() == '=' ? "" : ":") + declaration<F>();
+  });
+  REQUIRE(s.size() == atoms);
+  const std::string text = write_text({s});
+  CHECK(text.find(properties + " ") != std::string::npos);
+  const auto back = read_text(text);
+  REQUIRE(back.size() == 1);
+  fields::xyz_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    const std::string column = F::xyz::column;
+    CAPTURE(column);
+    CHECK(same_values(back[0].*F::xyz::host, s.*F::xyz::host));
+  });
+
+  // Each alias, and the name in upper case, reads into the same member.
+  fields::xyz_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    std::vector<std::string> spellings;
+    for (const char* alias : F::xyz::aliases)
+      spellings.emplace_back(alias);
+    std::string upper = F::xyz::column;
+    for (char& c : upper)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    spellings.push_back(upper);
+    for (const std::string& spelling : spellings) {
+      const std::string renamed =
+          rename_column(text, F::xyz::column + std::string(":"), spelling + ":");
+      CAPTURE(renamed);
+      REQUIRE(renamed != text);
+      const auto again = read_text(renamed);
+      REQUIRE(again.size() == 1);
+      CHECK(same_values(again[0].*F::xyz::host, s.*F::xyz::host));
+    }
+  });
+
+  // Without an optional column's values, it is not written and reads back empty; without a
+  // required column, Properties is rejected.
+  fields::xyz_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    const std::string column = F::xyz::column;
+    CAPTURE(column);
+    if constexpr (F::xyz::required) {
+      const std::string renamed = rename_column(text, column + ":", "unknown_" + column + ":");
+      REQUIRE(renamed != text);
+      CHECK(error_of(renamed).find(" are required") != std::string::npos);
+    } else {
+      HostSystem without = s;
+      (without.*F::xyz::host).clear();
+      const std::string shorter = write_text({without});
+      CHECK(shorter.find(declaration<F>()) == std::string::npos);
+      const auto read = read_text(shorter);
+      REQUIRE(read.size() == 1);
+      CHECK((read[0].*F::xyz::host).empty());
+    }
+  });
 }
 
 TEST_CASE("a written frame looks as documented") {

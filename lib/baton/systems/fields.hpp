@@ -3,8 +3,10 @@
 /// The fields of a SystemsBatch, described once. Each field is a tag type with `static constexpr`
 /// members and accessors; `batch_fields` lists them. Allocation (SystemsBatch's constructor),
 /// compaction (SystemsBatch::remove), the codec's pack and unpack kernels, its host encode and
-/// decode and the offsets of its wire format (PackedLayout, codec.hpp) iterate this list, so a new
-/// field is one descriptor here, its member in SystemsBatch (and in HostSystem when it travels),
+/// decode and the offsets of its wire format (PackedLayout, codec.hpp) iterate this list, and so do
+/// the extended-XYZ reader and writer (xyz.cpp: the Properties columns, the atom lines, the
+/// writer's checks), through `xyz_fields`. So a new field is one descriptor here (with its `xyz`
+/// column when it has an XYZ form), its member in SystemsBatch (and in HostSystem when it travels),
 /// and its tests (docs/pipeline.md, "Adding a field").
 ///
 /// A descriptor has:
@@ -22,14 +24,24 @@
 ///   encode(...)   (travelling fields) the wire value of a HostSystem's component
 ///   decode(...)   (travelling fields) sets a HostSystem's component from its wire value, in
 ///                 order: atom by atom, component by component
+///   xyz           (per-atom fields with an extended-XYZ column) a nested `struct xyz : XyzColumn`:
+///                 the column's name, aliases, HostSystem member, whether it is required, its
+///                 value rule and when it is written; a field that travels without a column says
+///                 `using xyz = NoXyzColumn;` (below, "Extended XYZ")
 /// A field's wire position follows its place in batch_fields among the fields of its Wire: the
-/// order below is format version 2's (codec.hpp).
+/// order below is format version 2's (codec.hpp). The extended-XYZ reader and writer (xyz.cpp)
+/// iterate `xyz_fields`, the fields of batch_fields with a column, in that order too: it is the
+/// order of the columns Baton writes.
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "baton/systems/cell.hpp"
 #include "baton/systems/host_system.hpp"
@@ -52,7 +64,17 @@ struct FieldList {
   KOKKOS_INLINE_FUNCTION static void for_each(Fn&& fn) {
     (fn(F{}), ...);
   }
-  /// for_each for host code (allocation, encode, decode).
+  /// Number of fields in the list.
+  static constexpr std::size_t size = sizeof...(F);
+  /// The place of field G in the list (size when it is not there).
+  template <class G>
+  static constexpr std::size_t index_of() {
+    std::size_t i = 0;
+    bool found = false;
+    ((found = found || std::is_same_v<F, G>, i += found ? 0 : 1), ...);
+    return i;
+  }
+  /// for_each for host code (allocation, encode, decode, extended XYZ).
   template <class Fn>
   static void for_each_host(Fn&& fn) {
     (fn(F{}), ...);
@@ -108,6 +130,43 @@ struct Field {
 /// What encode() gets besides the system: the species table (labels to indices).
 using Species = SpeciesTable;
 
+// ---- extended XYZ -------------------------------------------------------------------------------
+
+/// The extended-XYZ column of a per-atom field (systems/xyz.cpp reads and writes it, docs/xyz.md).
+/// A descriptor with a column has a nested `struct xyz : XyzColumn` that sets `column`, `host` and
+/// `what` and overrides any other default here. The column has the field's `components` values per
+/// atom; its type letter follows the HostSystem member's elements (xyz_type: strings S, reals R,
+/// integers I).
+struct XyzColumn {
+  // static constexpr const char* column: the name Baton writes (lower case; read in any case)
+  // static constexpr auto host: the HostSystem member, a std::vector of components * size() values
+  // static constexpr const char* what: the values in messages ("expected 3 numbers for <what>")
+  /// Other names the reader accepts (lower case; read in any case).
+  static constexpr std::array<const char*, 0> aliases{};
+  /// Properties must declare it; plain XYZ (no Properties) is the required columns, in table
+  /// order. Else it is read when declared and written when written() says so.
+  static constexpr bool required = false;
+  /// The writer's count message: "system 9 has 4 <values> for 2 atoms".
+  static constexpr const char* values = "values";
+  /// A value's rule beyond its type (read and written): "<what> must be <must_be>, got 'x'"
+  /// (reader), "system 9 has a <what> that is not <must_be>" (writer).
+  static constexpr const char* must_be = "";
+  template <class T>
+  static bool valid(const T&) {
+    return true;
+  }
+  /// Whether the writer writes an optional column for a system with these values: when it has
+  /// some.
+  template <class V>
+  static bool written(const V& v) {
+    return !v.empty();
+  }
+};
+
+/// The `xyz` of a field that travels but has no extended-XYZ column (says so, so that a column is
+/// not forgotten: tests/unit/test_xyz.cpp checks every travelling per-atom field has one or this).
+struct NoXyzColumn {};
+
 // ---- per atom -----------------------------------------------------------------------------------
 
 struct species : Field<int, Per::atom, 1, Wire::ints> {
@@ -122,6 +181,13 @@ struct species : Field<int, Per::atom, 1, Wire::ints> {
   static void decode(HostSystem& s, std::int64_t v, const Species& table) {
     s.species.push_back(table.name(static_cast<int>(v)));
   }
+  struct xyz : XyzColumn {
+    static constexpr const char* column = "species";
+    static constexpr auto host = &HostSystem::species;
+    static constexpr const char* what = "species label";
+    static constexpr bool required = true;
+    static constexpr const char* values = "species labels";
+  };
 };
 
 struct positions : Field<double, Per::atom, 3, Wire::reals> {
@@ -135,6 +201,13 @@ struct positions : Field<double, Per::atom, 3, Wire::reals> {
                                               : 0.0;
   }
   static void decode(HostSystem& s, double v, const Species&) { s.positions.push_back(v); }
+  struct xyz : XyzColumn {
+    static constexpr const char* column = "pos";
+    static constexpr auto host = &HostSystem::positions;
+    static constexpr const char* what = "pos";
+    static constexpr bool required = true;
+    static constexpr const char* values = "position values";
+  };
 };
 
 struct velocities : Field<double, Per::atom, 3, Wire::reals> {
@@ -149,6 +222,14 @@ struct velocities : Field<double, Per::atom, 3, Wire::reals> {
                                                : 0.0;
   }
   static void decode(HostSystem& s, double v, const Species&) { s.velocities.push_back(v); }
+  /// `velo` as QUIP and OVITO write it; `vel` and `velocities` are read too.
+  struct xyz : XyzColumn {
+    static constexpr const char* column = "velo";
+    static constexpr std::array<const char*, 2> aliases{"vel", "velocities"};
+    static constexpr auto host = &HostSystem::velocities;
+    static constexpr const char* what = "velocities";
+    static constexpr const char* values = "velocity values";
+  };
 };
 
 struct masses : Field<double, Per::atom, 1, Wire::reals> {
@@ -162,6 +243,20 @@ struct masses : Field<double, Per::atom, 1, Wire::reals> {
     return s.masses.size() == s.size() ? s.masses[i] : 1.0;
   }
   static void decode(HostSystem& s, double v, const Species&) { s.masses.push_back(v); }
+  /// `masses` as ASE writes it (`mass`, QUIP's and OVITO's, is read too): written only when some
+  /// mass is not 1 (no masses means all 1).
+  struct xyz : XyzColumn {
+    static constexpr const char* column = "masses";
+    static constexpr std::array<const char*, 1> aliases{"mass"};
+    static constexpr auto host = &HostSystem::masses;
+    static constexpr const char* what = "mass";
+    static constexpr const char* values = "masses";
+    static constexpr const char* must_be = "positive and finite";
+    static bool valid(double m) { return m > 0 && std::isfinite(m); }
+    static bool written(const std::vector<double>& m) {
+      return std::any_of(m.begin(), m.end(), [](double v) { return v != 1.0; });
+    }
+  };
 };
 
 /// Zero on arrival; moved with the system; never sent.
@@ -370,6 +465,64 @@ using batch_fields =
     FieldList<id, count, energy, fmax, stage_steps, species, positions, velocities, masses, pbc,
               failed, cell, virial, forces, system_of_atom, atom_scratch, list_origin, offset,
               steps, status, scratch, list_built, forces_stale>;
+
+namespace detail {
+template <class F, class = void>
+struct declares_xyz : std::false_type {};
+template <class F>
+struct declares_xyz<F, std::void_t<typename F::xyz>> : std::true_type {};
+template <class F, bool = declares_xyz<F>::value>
+struct xyz_column_of : std::false_type {};
+template <class F>
+struct xyz_column_of<F, true> : std::bool_constant<!std::is_same_v<typename F::xyz, NoXyzColumn>> {
+};
+template <class H, class List>
+struct Prepend;
+template <class H, class... T>
+struct Prepend<H, FieldList<T...>> {
+  using type = FieldList<H, T...>;
+};
+template <class List>
+struct XyzOf;
+template <>
+struct XyzOf<FieldList<>> {
+  using type = FieldList<>;
+};
+template <class H, class... T>
+struct XyzOf<FieldList<H, T...>> {
+  using rest = typename XyzOf<FieldList<T...>>::type;
+  using type = std::conditional_t<xyz_column_of<H>::value, typename Prepend<H, rest>::type, rest>;
+};
+}  // namespace detail
+
+/// True when field F has an extended-XYZ column (an `xyz` that is not NoXyzColumn).
+template <class F>
+inline constexpr bool has_xyz_column = detail::xyz_column_of<F>::value;
+/// True when field F says it has no extended-XYZ column (`using xyz = NoXyzColumn;`).
+template <class F>
+inline constexpr bool no_xyz_column = detail::declares_xyz<F>::value && !has_xyz_column<F>;
+
+/// The fields with an extended-XYZ column, in batch_fields order (the order Baton writes them).
+using xyz_fields = detail::XyzOf<batch_fields>::type;
+
+/// The element type of field F's HostSystem member (F has an XYZ column).
+template <class F>
+using xyz_value_t = typename std::remove_reference_t<decltype(std::declval<HostSystem&>().*
+                                                              F::xyz::host)>::value_type;
+
+/// The extended-XYZ type letter of field F's column: S (strings), R (reals) or I (integers).
+template <class F>
+constexpr char xyz_type() {
+  using T = xyz_value_t<F>;
+  if constexpr (std::is_same_v<T, std::string>)
+    return 'S';
+  else if constexpr (std::is_floating_point_v<T>)
+    return 'R';
+  else {
+    static_assert(std::is_integral_v<T>, "an XYZ column holds strings, reals or integers");
+    return 'I';
+  }
+}
 
 /// Copies of a batch's Views of the fields `List` names, for a kernel to capture (a SystemsBatch
 /// holds host containers, which a kernel must not).

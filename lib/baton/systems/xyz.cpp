@@ -1,6 +1,7 @@
 #include <baton/core/atomic_file.hpp>
 #include <baton/core/detail/text.hpp>
 #include <baton/core/error.hpp>
+#include <baton/systems/fields.hpp>
 #include <baton/systems/xyz.hpp>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <ostream>
 #include <sstream>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -128,14 +130,59 @@ std::optional<KeyValues> parse_comment(std::string_view s) {
   }
 }
 
-// Where the columns HostSystem needs sit on an atom line.
+// The per-atom fields with a column, described in systems/fields.hpp (their `xyz` member): the
+// reader, the writer and their checks iterate them, in table order, and name none.
+using XyzFields = fields::xyz_fields;
+
+template <class F>
+constexpr std::size_t slot_of = XyzFields::index_of<F>();
+
+// Values of field F per atom (its components).
+template <class F>
+constexpr std::size_t width_of = static_cast<std::size_t>(F::components);
+
+template <class... F>
+constexpr bool atom_columns(fields::FieldList<F...>) {
+  return ((F::per == fields::Per::atom && F::components >= 1) && ...);
+}
+static_assert(atom_columns(XyzFields{}), "an XYZ column is a per-atom field's, of fixed width");
+
+// Where the fields' columns sit on an atom line. By default plain XYZ: the required columns in
+// table order (species x y z), extra columns allowed.
 struct Columns {
-  std::size_t total = 4;  // columns per atom line
+  std::size_t total = 0;  // columns per atom line
   bool exact = false;     // plain XYZ allows extra columns; Properties fixes the count
-  std::size_t species = 0, pos = 1;
-  std::optional<std::size_t> vel, mass;
-  std::string properties;  // as declared, for messages
+  std::array<std::optional<std::size_t>, XyzFields::size> at;  // first column, by slot_of
+  std::string properties;                                      // as declared, for messages
+
+  Columns() {
+    XyzFields::for_each_host([&](auto f) {
+      using F = decltype(f);
+      if constexpr (F::xyz::required) {
+        at[slot_of<F>] = total;
+        total += width_of<F>;
+      }
+    });
+  }
 };
+
+// True when `key` (lower case) names field F's column.
+template <class F>
+bool names_column(const std::string& key) {
+  if (key == F::xyz::column)
+    return true;
+  for (const char* alias : F::xyz::aliases)
+    if (key == alias)
+      return true;
+  return false;
+}
+
+// "name:T:n" of field F's column.
+template <class F>
+std::string declaration() {
+  return std::string(F::xyz::column) + ':' + fields::xyz_type<F>() + ':' +
+         std::to_string(width_of<F>);
+}
 
 Columns parse_properties(const std::string& spec, const LineReader& reader) {
   const auto bad = [&](const std::string& why) {
@@ -154,8 +201,8 @@ Columns parse_properties(const std::string& spec, const LineReader& reader) {
   Columns c;
   c.exact = true;
   c.total = 0;
+  c.at.fill(std::nullopt);
   c.properties = spec;
-  std::optional<std::size_t> species, pos;
   std::unordered_set<std::string> names;
   for (std::size_t f = 0; f < fields.size(); f += 3) {
     const std::string name(fields[f]);
@@ -170,28 +217,35 @@ Columns parse_properties(const std::string& spec, const LineReader& reader) {
     const std::string key = lower(name);
     if (!names.insert(key).second)
       bad("'" + name + "' appears twice");
-    const auto take = [&](std::optional<std::size_t>& slot, std::string_view want_type,
-                          std::size_t want_width) {
+    XyzFields::for_each_host([&](auto f) {
+      using F = decltype(f);
+      if (!names_column<F>(key))
+        return;
+      std::optional<std::size_t>& slot = c.at[slot_of<F>];
       if (slot)
         bad("two columns for '" + name + "'");
-      if (type != want_type || *width != want_width)
-        bad("'" + name + "' must be " + std::string(want_type) + ":" + std::to_string(want_width));
+      const char want_type = fields::xyz_type<F>();
+      if (type != std::string_view(&want_type, 1) || *width != width_of<F>)
+        bad("'" + name + "' must be " + want_type + ":" + std::to_string(width_of<F>));
       slot = c.total;
-    };
-    if (key == "species")
-      take(species, "S", 1);
-    else if (key == "pos")
-      take(pos, "R", 3);
-    else if (key == "vel" || key == "velo" || key == "velocities")
-      take(c.vel, "R", 3);
-    else if (key == "mass" || key == "masses")
-      take(c.mass, "R", 1);
+    });
     c.total += *width;
   }
-  if (!species || !pos)
-    bad("species:S:1 and pos:R:3 are required");
-  c.species = *species;
-  c.pos = *pos;
+  std::vector<std::string> required;  // "species:S:1 and pos:R:3"
+  bool missing = false;
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if constexpr (F::xyz::required) {
+      required.push_back(declaration<F>());
+      missing = missing || !c.at[slot_of<F>];
+    }
+  });
+  if (missing) {
+    std::string list;
+    for (std::size_t i = 0; i < required.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == required.size() ? " and " : ", ") + required[i];
+    bad(list + (required.size() == 1 ? " is required" : " are required"));
+  }
   return c;
 }
 
@@ -212,6 +266,17 @@ void append_integer(std::string& out, std::int64_t v) {
   char buffer[24];
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
   out.append(buffer, result.ptr);
+}
+
+// One value of an atom-line column: a word (S), a number (R) or an integer (I).
+template <class T>
+void append_value(std::string& out, const T& v) {
+  if constexpr (std::is_same_v<T, std::string>)
+    out += v;
+  else if constexpr (std::is_floating_point_v<T>)
+    append_number(out, v);
+  else
+    append_integer(out, static_cast<std::int64_t>(v));
 }
 
 // The signed volume a . (b x c) of a cell given as rows a, b, c.
@@ -387,25 +452,35 @@ void read_atom(const LineReader& reader, const Columns& c, HostSystem& system) {
     reader.fail("expected " + std::string(c.exact ? "" : "at least ") + std::to_string(c.total) +
                 " columns" + declared + ", got " + std::to_string(words.size()));
   }
-  const auto numbers = [&](std::size_t first, std::size_t n, const char* what,
-                           std::vector<double>& into) {
-    for (std::size_t k = first; k < first + n; ++k) {
-      const auto v = parse_double(words[k]);
-      if (!v)
-        reader.fail("expected " + std::to_string(n) + " numbers for " + what + ", got " +
-                    excerpt(words[k]) + " in column " + std::to_string(k + 1));
-      into.push_back(*v);
+  // Field by field in table order, each column value by value: its type, then its rule.
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    using T = fields::xyz_value_t<F>;
+    const std::optional<std::size_t> first = c.at[slot_of<F>];
+    if (!first)
+      return;
+    auto& into = system.*F::xyz::host;
+    for (std::size_t k = *first; k < *first + width_of<F>; ++k) {
+      if constexpr (std::is_same_v<T, std::string>) {
+        into.emplace_back(words[k]);
+      } else {
+        std::optional<T> v;
+        if constexpr (std::is_floating_point_v<T>)
+          v = parse_double(words[k]);
+        else
+          v = parse_integer<T>(words[k]);
+        if (!v)
+          reader.fail("expected " + std::to_string(width_of<F>) +
+                      (std::is_floating_point_v<T> ? " numbers" : " integers") + " for " +
+                      F::xyz::what + ", got " + excerpt(words[k]) + " in column " +
+                      std::to_string(k + 1));
+        into.push_back(*v);
+      }
+      if (!F::xyz::valid(into.back()))
+        reader.fail(std::string(F::xyz::what) + " must be " + F::xyz::must_be + ", got " +
+                    excerpt(words[k]));
     }
-  };
-  system.species.emplace_back(words[c.species]);
-  numbers(c.pos, 3, "pos", system.positions);
-  if (c.vel)
-    numbers(*c.vel, 3, "velocities", system.velocities);
-  if (c.mass) {
-    numbers(*c.mass, 1, "mass", system.masses);
-    if (!(system.masses.back() > 0) || !std::isfinite(system.masses.back()))
-      reader.fail("mass must be positive and finite, got " + excerpt(words[*c.mass]));
-  }
+  });
 }
 
 bool blank(const std::string& line) {
@@ -421,21 +496,28 @@ std::string system_name(const std::string& who, const HostSystem& s) {
 void check_writable(const std::string& who, const HostSystem& s) {
   const std::string name = system_name(who, s);
   const std::size_t n = s.size();
-  if (s.positions.size() != 3 * n)
-    throw Error(name + " has " + std::to_string(s.positions.size()) + " position values for " +
-                std::to_string(n) + " atoms");
-  if (!s.velocities.empty() && s.velocities.size() != 3 * n)
-    throw Error(name + " has " + std::to_string(s.velocities.size()) + " velocity values for " +
-                std::to_string(n) + " atoms");
-  if (!s.masses.empty() && s.masses.size() != n)
-    throw Error(name + " has " + std::to_string(s.masses.size()) + " masses for " +
-                std::to_string(n) + " atoms");
-  for (const double m : s.masses)
-    if (!(m > 0) || !std::isfinite(m))
-      throw Error(name + " has a mass that is not positive and finite");
-  for (const std::string& label : s.species)
-    if (label.empty() || std::any_of(label.begin(), label.end(), is_space))
-      throw Error(name + " has a species label that is empty or contains spaces");
+  // The columns' value counts first (a required column's must match, an optional one's may be
+  // empty), then each value's rule, then the format's: a string (S) is one word.
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    const auto& values = s.*F::xyz::host;
+    if (values.size() != width_of<F> * n && (F::xyz::required || !values.empty()))
+      throw Error(name + " has " + std::to_string(values.size()) + " " + F::xyz::values + " for " +
+                  std::to_string(n) + " atoms");
+  });
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    for (const auto& v : s.*F::xyz::host)
+      if (!F::xyz::valid(v))
+        throw Error(name + " has a " + F::xyz::what + " that is not " + F::xyz::must_be);
+  });
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<fields::xyz_value_t<F>, std::string>)
+      for (const std::string& word : s.*F::xyz::host)
+        if (word.empty() || std::any_of(word.begin(), word.end(), is_space))
+          throw Error(name + " has a " + F::xyz::what + " that is empty or contains spaces");
+  });
   if (s.has_cell() && !usable_cell(s.cell))
     throw Error(name + " has a cell whose volume is zero or not finite");
   if (!s.has_cell() && (s.pbc[0] || s.pbc[1] || s.pbc[2]))
@@ -443,9 +525,11 @@ void check_writable(const std::string& who, const HostSystem& s) {
 }
 
 void append_frame(std::string& out, const HostSystem& s, const std::vector<std::string>& stages) {
-  const bool velocities = !s.velocities.empty();
-  const bool masses =
-      std::any_of(s.masses.begin(), s.masses.end(), [](double m) { return m != 1.0; });
+  std::array<bool, XyzFields::size> written{};  // the columns of this frame, by slot_of
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    written[slot_of<F>] = F::xyz::required || F::xyz::written(s.*F::xyz::host);
+  });
   out += std::to_string(s.size());
   out += '\n';
   if (s.has_cell()) {  // first, where ASE puts it
@@ -457,9 +541,16 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
     }
     out += "\" ";
   }
-  out += "Properties=species:S:1:pos:R:3";
-  out += velocities ? ":velo:R:3" : "";
-  out += masses ? ":masses:R:1" : "";
+  out += "Properties=";
+  bool first = true;
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if (written[slot_of<F>]) {
+      out += first ? "" : ":";
+      out += declaration<F>();
+      first = false;
+    }
+  });
   if (!std::isnan(s.energy)) {
     out += " energy=";
     append_number(out, s.energy);
@@ -500,19 +591,19 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
   }
   out += '\n';
   for (std::size_t a = 0; a < s.size(); ++a) {
-    out += s.species[a];
-    for (int d = 0; d < 3; ++d) {
-      out += ' ';
-      append_number(out, s.positions[3 * a + d]);
-    }
-    for (int d = 0; velocities && d < 3; ++d) {
-      out += ' ';
-      append_number(out, s.velocities[3 * a + d]);
-    }
-    if (masses) {
-      out += ' ';
-      append_number(out, s.masses[a]);
-    }
+    first = true;
+    XyzFields::for_each_host([&](auto f) {
+      using F = decltype(f);
+      if (!written[slot_of<F>])
+        return;
+      const auto& values = s.*F::xyz::host;
+      for (std::size_t d = 0; d < width_of<F>; ++d) {
+        if (!first)
+          out += ' ';
+        append_value(out, values[width_of<F> * a + d]);
+        first = false;
+      }
+    });
     out += '\n';
   }
 }
@@ -544,8 +635,11 @@ std::optional<HostSystem> read_frame(LineReader& reader, std::int64_t index) {
   }
   system.stage_steps = std::move(keys.steps);
   const std::size_t reserve = std::min<std::size_t>(count, 4096);
-  system.species.reserve(reserve);
-  system.positions.reserve(3 * reserve);
+  XyzFields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if (keys.columns.at[slot_of<F>])
+      (system.*F::xyz::host).reserve(width_of<F> * reserve);
+  });
   for (std::size_t a = 0; a < count; ++a) {
     if (!reader.next())
       reader.fail(reader.number() + 1, "file ends after " + std::to_string(a) + " of " +

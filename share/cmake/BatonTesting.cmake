@@ -5,28 +5,38 @@
 # With EXPECT_OUTPUT, REJECT_OUTPUT or EXIT_CODE the test passes only when the exit code is EXIT_CODE
 # (default 0) and the output matches EXPECT_OUTPUT and not REJECT_OUTPUT (BatonCheckRun.cmake runs
 # it): CTest's pass regex property alone would ignore the exit code. Regexes must not contain ';'.
-# Sets PROCESSORS to N (so `ctest -j` does not overload the machine), adds --oversubscribe for
+# Sets PROCESSORS to N times its threads per rank (so `ctest -j` does not overload the machine;
+# baton_test_threads below), adds --oversubscribe for
 # Open MPI (more ranks than cores), allows Open MPI to run as root (containers, CI), sets
 # BATON_EXPECT_RANKS=N so that the test can fail when the launcher started N one-rank jobs
 # instead of one N-rank job (a launcher from another MPI does exactly that), and sets
 # BATON_CHECK_COLLECTIVES=1: collective shape checks on in every build type, so that a mismatched
 # collective fails the test with an error instead of hanging until the timeout (append
 # BATON_CHECK_COLLECTIVES=0 to the test's ENVIRONMENT to run it unchecked).
-# With Kokkos' OpenMP backend, threads per rank for a test of n ranks: BATON_TEST_THREADS (default 2)
-# for 1 and 2 ranks, 1 above, so that ranks × threads stays near the cores of a small machine (waiting
-# OpenMP threads spin; OMP_WAIT_POLICY=passive makes them sleep). Sets <var> to the environment
-# entries (empty without OpenMP).
-set(BATON_TEST_THREADS 2 CACHE STRING "OpenMP threads per rank in the 1- and 2-rank tests")
-function(baton_test_threads var n)
+# With Kokkos' OpenMP backend, the threads per rank of a test of n ranks: BATON_TEST_THREADS (default
+# 2) where n times that fits the machine's cores, else as many as fit, at least 1. A team's threads
+# wait for each other in spin barriers, so threads beyond the cores make a test crawl (measured here,
+# 2 cores: test_pipeline at 2 ranks took 1.3 s with 1 thread per rank and 206 s with 2). Sets <var> to
+# the environment entries (OMP_NUM_THREADS, OMP_PROC_BIND=false; none without OpenMP) and
+# <threads_var> to the threads per rank (1 without OpenMP), which PROCESSORS counts.
+set(BATON_TEST_THREADS 2 CACHE STRING "OpenMP threads per rank in the MPI tests, where they fit the cores")
+cmake_host_system_information(RESULT _BATON_HOST_CORES QUERY NUMBER_OF_LOGICAL_CORES)
+function(baton_test_threads var threads_var n)
   set(_entries "")
+  set(_threads 1)
   if("OPENMP" IN_LIST Kokkos_DEVICES)
-    set(_threads 1)
-    if(n LESS_EQUAL 2)
-      set(_threads ${BATON_TEST_THREADS})
+    math(EXPR _fit "${_BATON_HOST_CORES} / ${n}")
+    set(_threads ${BATON_TEST_THREADS})
+    if(_fit LESS _threads)
+      set(_threads ${_fit})
     endif()
-    set(_entries "OMP_NUM_THREADS=${_threads};OMP_PROC_BIND=false;OMP_WAIT_POLICY=passive")
+    if(_threads LESS 1)
+      set(_threads 1)
+    endif()
+    set(_entries "OMP_NUM_THREADS=${_threads};OMP_PROC_BIND=false")
   endif()
   set(${var} "${_entries}" PARENT_SCOPE)
+  set(${threads_var} ${_threads} PARENT_SCOPE)
 endfunction()
 
 function(baton_add_mpi_test)
@@ -60,12 +70,13 @@ function(baton_add_mpi_test)
   endif()
   foreach(_n IN LISTS ARG_RANKS)
     set(_test ${ARG_NAME}.np${_n})
-    baton_test_threads(_threads ${_n})
+    baton_test_threads(_threads _per_rank ${_n})
     set(_test_env ${_env} ${_threads} BATON_EXPECT_RANKS=${_n} BATON_CHECK_COLLECTIVES=1)
     add_test(NAME ${_test}
              COMMAND ${_check} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_n} ${_flags}
                      ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${ARG_TARGET}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
-    set_tests_properties(${_test} PROPERTIES PROCESSORS ${_n} TIMEOUT ${ARG_TIMEOUT}
+    math(EXPR _processors "${_n} * ${_per_rank}")
+    set_tests_properties(${_test} PROPERTIES PROCESSORS ${_processors} TIMEOUT ${ARG_TIMEOUT}
                          LABELS "mpi;${ARG_LABELS}"
                          ENVIRONMENT "${_test_env}")
   endforeach()

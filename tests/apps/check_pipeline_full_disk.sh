@@ -7,7 +7,7 @@ umount "$5/full" 2> /dev/null  # left mounted by a run that was killed
 source "$(dirname "$0")/pipeline_script.sh"
 mkdir full
 mount -t tmpfs -o size=64k tmpfs full 2> /dev/null || { echo "skipped: cannot mount a tmpfs here"; exit 77; }
-trap 'umount "$work/full"' EXIT
+trap 'end_jobs; umount "$work/full"' EXIT
 dd if=/dev/zero of=full/fill bs=4k count=64 2> /dev/null  # fills it
 
 # The spill file cannot grow before any system finished: no results file is named, none is left.

@@ -14,3 +14,13 @@ my_ranks() {
     [ "$(readlink "/proc/$pid/cwd")" = "$PWD" ] && echo "$pid"
   done
 }
+# A check that fails while a job runs must not leave it running (it would slow every later test):
+# on exit, the launchers started here and the ranks working in this folder are ended.
+end_jobs() {
+  local pids
+  pids=$(jobs -p)
+  [ -z "$pids" ] || kill $pids 2> /dev/null
+  for pid in $(my_ranks); do kill -9 "$pid" 2> /dev/null; done
+  return 0
+}
+trap end_jobs EXIT

@@ -50,6 +50,43 @@ KOKKOS_INLINE_FUNCTION auto& wire_of(Ints& ints, Reals& reals) {
     return reals;
 }
 
+// One field's part of the pack kernel for a row of kind P: its values at `batch_row` of the batch
+// go to `wire_row` of the message. (A function, not code in the kernel's lambda: nvcc does not let
+// an extended lambda first capture a variable inside `if constexpr`.)
+template <fields::Per P, class F, class Ints, class Reals>
+KOKKOS_INLINE_FUNCTION void pack_field(const fields::BatchViews& views, const PackedLayout& L,
+                                       Ints& ints, Reals& reals, int stages, std::int64_t wire_row,
+                                       int batch_row) {
+  if constexpr (F::per == P && F::wire != fields::Wire::none) {
+    const auto& v = views.template get<F>();
+    const int wd = F::width(stages);
+    const std::int64_t at = L.template at<F>() + wire_row * wd;
+    for (int j = 0; j < wd; ++j)
+      wire_of<F>(ints, reals)(at + j) = F::at(v, batch_row, j);
+  }
+}
+
+// One field's part of the unpack kernel: `wire_row` of the message to `batch_row` of the batch, or
+// 0 there for a field that does not travel and arrives as 0 (Arrival::zero).
+template <fields::Per P, class F, class Ints, class Reals>
+KOKKOS_INLINE_FUNCTION void unpack_field(const fields::BatchViews& views, const PackedLayout& L,
+                                         Ints& ints, Reals& reals, int stages,
+                                         std::int64_t wire_row, int batch_row) {
+  if constexpr (F::per == P) {
+    using T = typename F::value_type;
+    const auto& v = views.template get<F>();
+    const int wd = F::width(stages);
+    if constexpr (F::wire != fields::Wire::none) {
+      const std::int64_t at = L.template at<F>() + wire_row * wd;
+      for (int j = 0; j < wd; ++j)
+        F::at(v, batch_row, j) = static_cast<T>(wire_of<F>(ints, reals)(at + j));
+    } else if constexpr (F::arrival == fields::Arrival::zero) {
+      for (int j = 0; j < wd; ++j)
+        F::at(v, batch_row, j) = T(0);
+    }
+  }
+}
+
 double double_of(std::int64_t bits) {
   double x = 0;
   std::memcpy(&x, &bits, sizeof x);
@@ -190,26 +227,13 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
         const std::int64_t dst = d_dst(k);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           fields::batch_fields::for_each([&](auto f) {
-            using F = decltype(f);
-            if constexpr (F::per == fields::Per::system && F::wire != fields::Wire::none) {
-              const auto& v = views.template get<F>();
-              const int wd = F::width(stages);
-              const std::int64_t at = L.template at<F>() + std::int64_t(k) * wd;
-              for (int j = 0; j < wd; ++j)
-                wire_of<F>(ints, reals)(at + j) = F::at(v, s, j);
-            }
+            pack_field<fields::Per::system, decltype(f)>(views, L, ints, reals, stages, k, s);
           });
         });
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
           fields::batch_fields::for_each([&](auto f) {
-            using F = decltype(f);
-            if constexpr (F::per == fields::Per::atom && F::wire != fields::Wire::none) {
-              const auto& v = views.template get<F>();
-              const int wd = F::width(stages);
-              const std::int64_t at = L.template at<F>() + (dst + i) * wd;
-              for (int j = 0; j < wd; ++j)
-                wire_of<F>(ints, reals)(at + j) = F::at(v, src + i, j);
-            }
+            pack_field<fields::Per::atom, decltype(f)>(views, L, ints, reals, stages, dst + i,
+                                                       src + i);
           });
         });
       });
@@ -395,39 +419,14 @@ int unpack_systems(SystemsBatch& batch, const PackedSystems& wire) {
           offset(s) = dst;
           status(s) = d_off(n + k);
           fields::batch_fields::for_each([&](auto f) {
-            using F = decltype(f);
-            if constexpr (F::per == fields::Per::system) {
-              using T = typename F::value_type;
-              const auto& v = views.template get<F>();
-              const int wd = F::width(stages);
-              if constexpr (F::wire != fields::Wire::none) {
-                const std::int64_t at = L.template at<F>() + std::int64_t(k) * wd;
-                for (int j = 0; j < wd; ++j)
-                  F::at(v, s, j) = static_cast<T>(wire_of<F>(ints, reals)(at + j));
-              } else if constexpr (F::arrival == fields::Arrival::zero) {
-                for (int j = 0; j < wd; ++j)
-                  F::at(v, s, j) = T(0);
-              }
-            }
+            unpack_field<fields::Per::system, decltype(f)>(views, L, ints, reals, stages, k, s);
           });
         });
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
           system_of_atom(dst + i) = s;
           fields::batch_fields::for_each([&](auto f) {
-            using F = decltype(f);
-            if constexpr (F::per == fields::Per::atom) {
-              using T = typename F::value_type;
-              const auto& v = views.template get<F>();
-              const int wd = F::width(stages);
-              if constexpr (F::wire != fields::Wire::none) {
-                const std::int64_t at = L.template at<F>() + (src + i) * wd;
-                for (int j = 0; j < wd; ++j)
-                  F::at(v, dst + i, j) = static_cast<T>(wire_of<F>(ints, reals)(at + j));
-              } else if constexpr (F::arrival == fields::Arrival::zero) {
-                for (int j = 0; j < wd; ++j)
-                  F::at(v, dst + i, j) = T(0);
-              }
-            }
+            unpack_field<fields::Per::atom, decltype(f)>(views, L, ints, reals, stages, src + i,
+                                                         dst + i);
           });
         });
       });

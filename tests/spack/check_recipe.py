@@ -59,10 +59,14 @@ KOKKOS_CXX = "/kokkos/bin/nvcc_wrapper"
 class Spec:
     """Only what the recipes use: variants, satisfies('+x' / 'x=v'), spec['dep'] attributes."""
 
-    def __init__(self, variants, api, kokkos_prefix=None):
+    def __init__(self, variants, api, kokkos_prefix=None, absent=()):
         self.variants = variants
         self.api = api
         self.kokkos_prefix = kokkos_prefix
+        self.absent = set(absent)  # dependencies the concretized spec lacks
+
+    def dependencies(self, name=None, deptype=None):
+        return [] if name in self.absent else [types.SimpleNamespace(name=name)]
 
     def satisfies(self, constraint):
         ok = True
@@ -80,6 +84,8 @@ class Spec:
         return self.satisfies(constraint)
 
     def __getitem__(self, name):
+        if name in self.absent:
+            raise KeyError(f"No spec with name {name}")
         dep = types.SimpleNamespace(
             mpicxx="/mpi/bin/mpicxx",
             mpicc="/mpi/bin/mpicc",
@@ -222,11 +228,13 @@ def check(recipe_path):
         if needed not in variants:
             fail(f"{where}: variant {needed!r} is missing")
 
-    def cmake_args(run_tests=False, kokkos_prefix=None, **overrides):
+    def cmake_args(run_tests=False, kokkos_prefix=None, absent=None, **overrides):
         values = {name: kw.get("default") for name, kw in variants.items()}
         values.update(cuda=False, rocm=False, cuda_arch="none", amdgpu_target="none")
         values.update(overrides)
-        spec = Spec(values, api, kokkos_prefix)
+        # Test dependencies are in the spec only when it was concretized with tests.
+        test_deps = ("doctest", "python", "pkgconfig")
+        spec = Spec(values, api, kokkos_prefix, test_deps if absent is None and not run_tests else absent or ())
         try:
             return as_dict(Baton(spec, run_tests).cmake_args(), where)
         except Exception as error:  # the recipe uses something the Spack of its API lacks
@@ -274,6 +282,10 @@ def check(recipe_path):
         fail(f"{where}: with --test, Python3_EXECUTABLE is not the python dependency's interpreter")
     if "Python3_EXECUTABLE" in default:
         fail(f"{where}: Python3_EXECUTABLE without --test (python is a test dependency only)")
+    # `spack dev-build --test=root` runs tests on a spec concretized without test dependencies.
+    bare = cmake_args(run_tests=True, absent=("doctest", "python", "pkgconfig"))
+    if bare.get("BATON_ENABLE_TESTS") != "ON" or "Python3_EXECUTABLE" in bare:
+        fail(f"{where}: with --test but no python dependency: {bare}")
 
     # An external Kokkos (no kokkos-nvcc-wrapper dependency): the compiler its CMake config records.
     with tempfile.TemporaryDirectory() as prefix:

@@ -128,8 +128,9 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
             self.define("MPI_CXX_COMPILER", spec["mpi"].mpicxx),
             self.define("MPI_C_COMPILER", spec["mpi"].mpicc),
         ]
-        if self.run_tests:
+        if self.run_tests and spec.dependencies("python"):
             # The tests' Python checks run with the python dependency, not a python3 from PATH.
+            # (A spec concretized without tests has none: `spack dev-build --test=root`.)
             args.append(self.define("Python3_EXECUTABLE", spec["python"].command.path))
         if spec.satisfies("+cuda"):
             # Kokkos' compiler (nvcc_wrapper) compiles Baton's CUDA-enabled Kokkos code.

@@ -42,11 +42,16 @@ def fail(message):
 # --- CMake options Baton declares ---------------------------------------------------------------
 cmake_text = "\n".join(
     p.read_text()
-    for p in [source_dir / "CMakeLists.txt", *sorted((source_dir / "share" / "cmake").glob("*.cmake"))]
+    for p in [
+        source_dir / "CMakeLists.txt",
+        *sorted((source_dir / "share" / "cmake").glob("*.cmake")),
+    ]
 )
 declared = set(re.findall(r"option\(\s*([A-Za-z_0-9]+)", cmake_text))
 declared |= set(re.findall(r"set\(\s*([A-Za-z_0-9]+)\s+[^)]*\bCACHE\b", cmake_text))
-builtin = re.compile(r"^(CMAKE_[A-Z_]+|MPI_(C|CXX)_COMPILER|MPIEXEC_EXECUTABLE|Kokkos_ROOT|Python3_EXECUTABLE)$")
+builtin = re.compile(
+    r"^(CMAKE_[A-Z_]+|MPI_(C|CXX)_COMPILER|MPIEXEC_EXECUTABLE|Kokkos_ROOT|Python3_EXECUTABLE)$"
+)
 
 # MPI variants that Spack 0.23's and Spack 1.x's builtin recipes both have (mvapich2 lost `cuda`).
 MPI_VARIANTS = {"openmpi": {"cuda"}, "mpich": {"cuda", "rocm"}}
@@ -202,7 +207,11 @@ def check(recipe_path):
         for alias in node.names
     }
     if api == 2:
-        for mod, cls in (("cmake", "CMakePackage"), ("cuda", "CudaPackage"), ("rocm", "ROCmPackage")):
+        for mod, cls in (
+            ("cmake", "CMakePackage"),
+            ("cuda", "CudaPackage"),
+            ("rocm", "ROCmPackage"),
+        ):
             if (f"spack_repo.builtin.build_systems.{mod}", cls) not in imports:
                 fail(f"{where}: {cls} is not imported from spack_repo.builtin.build_systems.{mod}")
         if re.search(r"spec\[\"kokkos\"\]\.kokkos_cxx", text):
@@ -232,9 +241,9 @@ def check(recipe_path):
         values = {name: kw.get("default") for name, kw in variants.items()}
         values.update(cuda=False, rocm=False, cuda_arch="none", amdgpu_target="none")
         values.update(overrides)
-        # Test dependencies are in the spec only when it was concretized with tests.
-        test_deps = ("doctest", "python", "pkgconfig")
-        spec = Spec(values, api, kokkos_prefix, test_deps if absent is None and not run_tests else absent or ())
+        if absent is None:  # test dependencies are in the spec only when concretized with tests
+            absent = () if run_tests else ("doctest", "python", "pkgconfig")
+        spec = Spec(values, api, kokkos_prefix, absent)
         try:
             return as_dict(Baton(spec, run_tests).cmake_args(), where)
         except Exception as error:  # the recipe uses something the Spack of its API lacks
@@ -261,7 +270,9 @@ def check(recipe_path):
         for value, expected in cases:
             got = cmake_args(**{variant: value}).get(forwarded[variant])
             if got != expected:
-                fail(f"{where}: {variant}={value}: expected -D{forwarded[variant]}={expected}, got {got}")
+                fail(
+                    f"{where}: {variant}={value}: expected -D{forwarded[variant]}={expected}, got {got}"
+                )
 
     # The CMake option accepts exactly the variant's values.
     strings = re.search(r"BATON_GPU_AWARE_MPI\s+PROPERTY\s+STRINGS\s+([A-Z ]+)\)", cmake_text)
@@ -270,7 +281,9 @@ def check(recipe_path):
 
     cuda_args = cmake_args(cuda=True, cuda_arch="80")
     if cuda_args.get("CMAKE_CXX_COMPILER") != KOKKOS_CXX:
-        fail(f"{where}: +cuda does not select Kokkos' compiler ({cuda_args.get('CMAKE_CXX_COMPILER')})")
+        fail(
+            f"{where}: +cuda does not select Kokkos' compiler ({cuda_args.get('CMAKE_CXX_COMPILER')})"
+        )
     if cmake_args(rocm=True, amdgpu_target="gfx90a").get("CMAKE_CXX_COMPILER") != "/rocm/bin/hipcc":
         fail(f"{where}: +rocm does not compile with hipcc")
     if default.get("BATON_ENABLE_TESTS") != "OFF":
@@ -305,7 +318,10 @@ def check(recipe_path):
             fail(f"{where}: +cuda with an external Kokkos does not use its Kokkos_CXX_COMPILER")
 
     # --- 3. directives ----------------------------------------------------------------------------
-    deps = [(args[0], kwargs.get("when", ""), kwargs.get("type")) for args, kwargs in directives["depends_on"]]
+    deps = [
+        (args[0], kwargs.get("when", ""), kwargs.get("type"))
+        for args, kwargs in directives["depends_on"]
+    ]
     dep_pairs = [(spec, when) for spec, when, _ in deps]
     for arch in CudaPackage.cuda_arch_values:
         if (f"kokkos cuda_arch={arch}", f"+cuda cuda_arch={arch}") not in dep_pairs:
@@ -315,7 +331,9 @@ def check(recipe_path):
             fail(f"{where}: amdgpu_target={target} is not forwarded to kokkos")
     if not any(spec.startswith("kokkos@3.4:") for spec, _ in dep_pairs):
         fail(f"{where}: kokkos@3.4: is not required")
-    if not any(re.match(r"boost@1\.66:.*\+program_options", s) and w == "+apps" for s, w in dep_pairs):
+    if not any(
+        re.match(r"boost@1\.66:.*\+program_options", s) and w == "+apps" for s, w in dep_pairs
+    ):
         fail(f"{where}: +apps does not depend on boost@1.66:+program_options")
     for test_dep in ("doctest", "python", "pkgconfig"):
         if not any(re.match(rf"{test_dep}\b", s) and t == "test" for s, _, t in deps):
@@ -334,24 +352,35 @@ def check(recipe_path):
     for spec, when in conflicts:
         for name, sign, variant in re.findall(r"\^([a-z0-9-]+)\s*([~+])([a-z_]+)", spec):
             if variant not in MPI_VARIANTS.get(name, set()):
-                fail(f"{where}: conflicts({spec!r}) names {name}'s variant {variant!r}, which "
-                     "the builtin recipes of Spack 0.23 and 1.x do not both have")
+                fail(
+                    f"{where}: conflicts({spec!r}) names {name}'s variant {variant!r}, which "
+                    "the builtin recipes of Spack 0.23 and 1.x do not both have"
+                )
             if "gpu_aware_mpi=" in when and "gpu_aware_mpi=ON" not in when:
-                fail(f"{where}: conflicts({spec!r}, when={when!r}): GPU-aware-MPI conflicts belong "
-                     "on gpu_aware_mpi=ON only (the solver would switch AUTO to OFF)")
+                fail(
+                    f"{where}: conflicts({spec!r}, when={when!r}): GPU-aware-MPI conflicts belong "
+                    "on gpu_aware_mpi=ON only (the solver would switch AUTO to OFF)"
+                )
             gpu_mpi[(name, variant)] = when
-    for (name, variant), backend in ((("openmpi", "cuda"), "+cuda"), (("mpich", "cuda"), "+cuda"),
-                                     (("mpich", "rocm"), "+rocm")):
+    for (name, variant), backend in (
+        (("openmpi", "cuda"), "+cuda"),
+        (("mpich", "cuda"), "+cuda"),
+        (("mpich", "rocm"), "+rocm"),
+    ):
         if gpu_mpi.get((name, variant)) != f"{backend} gpu_aware_mpi=ON":
             fail(f"{where}: ^{name}~{variant} is not a conflict for {backend} gpu_aware_mpi=ON")
 
     requires = [(args, kwargs.get("when", "")) for args, kwargs in directives["requires"]]
     requires += [((s,), w) for s, w in dep_pairs]
     if not any(
-        any("kokkos" in a and "+cuda_lambda" in a for a in args) and "+cuda" in when and "kokkos@:4" in when
+        any("kokkos" in a and "+cuda_lambda" in a for a in args)
+        and "+cuda" in when
+        and "kokkos@:4" in when
         for args, when in requires
     ):
-        fail(f"{where}: +cuda does not require kokkos+cuda_lambda for Kokkos 4 and older (^kokkos@:4)")
+        fail(
+            f"{where}: +cuda does not require kokkos+cuda_lambda for Kokkos 4 and older (^kokkos@:4)"
+        )
 
     summary = {
         "variants": variants,
@@ -360,9 +389,11 @@ def check(recipe_path):
         "requires": sorted(str(r) for r in directives["requires"]),
         "cmake": [default, cuda_args, tested, cmake_args(rocm=True, amdgpu_target="gfx90a")],
     }
-    print(f"{where}: parsed, {len(default)} CMake arguments checked, {len(variants)} variants "
-          f"forwarded, {len(CudaPackage.cuda_arch_values) + len(ROCmPackage.amdgpu_targets)} GPU "
-          f"targets forwarded, {len(conflicts)} conflicts")
+    print(
+        f"{where}: parsed, {len(default)} CMake arguments checked, {len(variants)} variants "
+        f"forwarded, {len(CudaPackage.cuda_arch_values) + len(ROCmPackage.amdgpu_targets)} GPU "
+        f"targets forwarded, {len(conflicts)} conflicts"
+    )
     return summary
 
 

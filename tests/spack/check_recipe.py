@@ -284,6 +284,8 @@ def check(recipe_path):
         fail(
             f"{where}: +cuda does not select Kokkos' compiler ({cuda_args.get('CMAKE_CXX_COMPILER')})"
         )
+    if cuda_args.get("CMAKE_CXX_FLAGS") != "-arch=sm_80":
+        fail(f"{where}: +cuda cuda_arch=80 does not pass -arch=sm_80 (nvcc_wrapper's default is sm_70)")
     if cmake_args(rocm=True, amdgpu_target="gfx90a").get("CMAKE_CXX_COMPILER") != "/rocm/bin/hipcc":
         fail(f"{where}: +rocm does not compile with hipcc")
     if default.get("BATON_ENABLE_TESTS") != "OFF":

@@ -128,6 +128,12 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
         if spec.satisfies("+cuda"):
             # Kokkos' compiler (nvcc_wrapper) compiles Baton's CUDA-enabled Kokkos code.
             args.append(self.define("CMAKE_CXX_COMPILER", self.kokkos_compiler()))
+            # nvcc_wrapper's own default architecture (sm_70) is one that CUDA 13 rejects, and it
+            # is what CMake's compiler checks get: name the spec's.
+            for arch in CudaPackage.cuda_arch_values:
+                if spec.satisfies(f"cuda_arch={arch}"):
+                    args.append(self.define("CMAKE_CXX_FLAGS", f"-arch=sm_{arch}"))
+                    break
         if spec.satisfies("+rocm"):
             # Kokkos' HIP backend is compiled with hipcc.
             args.append(self.define("CMAKE_CXX_COMPILER", spec["hip"].hipcc))

@@ -139,7 +139,8 @@ EOF
 run_tests() {
   local mode=$1 aware=$2
   echo "== tests, $mode path (BATON_GPU_AWARE=$aware)"
-  local args=(--test-dir "$work/baton" --output-on-failure --timeout 600)
+  # Several tests at a time share the GPU (PROCESSORS keeps ctest within the cores).
+  local args=(--test-dir "$work/baton" --output-on-failure --timeout 600 -j "$((jobs < 8 ? jobs : 8))")
   [ -z "$tests" ] || args+=(-R "$tests")
   local rc=0
   BATON_GPU_AWARE=$aware ctest "${args[@]}" > "$work/logs/ctest-$mode.log" 2>&1 || rc=$?
@@ -161,6 +162,7 @@ test_step() {
     echo "== the MPI is not CUDA-aware: the aware path was not run"
   fi
   { date -u +%F; nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true
+    grep -h 'tests passed' "$work"/logs/ctest-*.log || true
     echo "result: $([ $rc = 0 ] && echo passed || echo FAILED)"; } > "$work/logs/summary.txt"
   cat "$work/logs/summary.txt"
   return $rc

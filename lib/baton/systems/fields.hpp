@@ -547,4 +547,28 @@ struct ViewsOf<FieldList<F...>> : Holder<F>... {
 };
 using BatchViews = ViewsOf<batch_fields>;
 
+/// Field F's part of moving a system from one batch to another, for rows of kind P (a system slot,
+/// or an atom): a travelling field's values are copied from `from_row` of `from` to `to_row` of
+/// `to`, a field that arrives as 0 (Arrival::zero) is 0 there, and the bookkeeping and kept fields
+/// (Arrival::keep) are left to the caller, as unpack leaves them (its message came from `from`).
+/// A function, not code in a kernel's lambda: nvcc does not let an extended lambda first capture a
+/// variable inside `if constexpr`.
+template <Per P, class F>
+KOKKOS_INLINE_FUNCTION void move_field(const BatchViews& from, const BatchViews& to, int stages,
+                                       std::int64_t from_row, std::int64_t to_row) {
+  if constexpr (F::per == P) {
+    using T = typename F::value_type;
+    const auto& d = to.template get<F>();
+    const int wd = F::width(stages);
+    if constexpr (F::wire != Wire::none) {
+      const auto& v = from.template get<F>();
+      for (int j = 0; j < wd; ++j)
+        F::at(d, to_row, j) = F::at(v, from_row, j);
+    } else if constexpr (F::arrival == Arrival::zero) {
+      for (int j = 0; j < wd; ++j)
+        F::at(d, to_row, j) = T(0);
+    }
+  }
+}
+
 }  // namespace baton::systems::fields

@@ -4,6 +4,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "baton/systems/fields.hpp"
+
 namespace baton::pipeline::detail {
 
 using systems::BatchCapacity;
@@ -112,41 +114,15 @@ int move_systems(const systems::SystemsBatch& from, const std::vector<int>& slot
     }
     Kokkos::deep_copy(plan, h);
   }
+  // Every field as unpack would set it from a message of `from` (systems/fields.hpp): the
+  // travelling ones copied, the others 0 or kept; the bookkeeping (offset, status, system_of_atom)
+  // here.
   const int stages = to.num_stages();
-  const auto f_id = from.id;
   const auto f_count = from.count;
-  const auto f_stage_steps = from.stage_steps;
-  const auto f_pbc = from.pbc;
-  const auto f_failed = from.failed;
-  const auto f_cell = from.cell;
-  const auto f_virial = from.virial;
-  const auto f_energy = from.energy;
-  const auto f_fmax = from.fmax;
-  const auto f_species = from.species;
-  const auto f_pos = from.positions;
-  const auto f_vel = from.velocities;
-  const auto f_mass = from.masses;
-  const auto id = to.id;
-  const auto count = to.count;
   const auto offset = to.offset;
-  const auto stage_steps = to.stage_steps;
-  const auto steps = to.steps;
   const auto st = to.status;
-  const auto scratch = to.scratch;
-  const auto list_built = to.list_built;
-  const auto forces_stale = to.forces_stale;
-  const auto species = to.species;
   const auto system_of_atom = to.system_of_atom;
-  const auto energy = to.energy;
-  const auto fmax = to.fmax;
-  const auto pos = to.positions;
-  const auto vel = to.velocities;
-  const auto frc = to.forces;
-  const auto mass = to.masses;
-  const auto cell = to.cell;
-  const auto pbc = to.pbc;
-  const auto failed = to.failed;
-  const auto virial = to.virial;
+  const systems::fields::BatchViews src_views(from), dst_views(to);
   Kokkos::parallel_for(
       "baton::pipeline::move_systems", team_policy(n, Kokkos::AUTO),
       KOKKOS_LAMBDA(const team_policy::member_type& team) {
@@ -157,35 +133,19 @@ int move_systems(const systems::SystemsBatch& from, const std::vector<int>& slot
         const int s = s0 + k;
         const int c = f_count(from_s);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          id(s) = f_id(from_s);
-          count(s) = c;
           offset(s) = dst;
-          for (int j = 0; j < stages; ++j)
-            stage_steps(s, j) = f_stage_steps(from_s, j);
-          pbc(s) = f_pbc(from_s);
-          failed(s) = f_failed(from_s);
-          for (int j = 0; j < 9; ++j)
-            cell(s, j) = f_cell(from_s, j);
-          for (int j = 0; j < 6; ++j)
-            virial(s, j) = f_virial(from_s, j);
-          steps(s) = 0;
           st(s) = plan(k, 3);
-          for (int j = 0; j < systems::batch_scratch_size; ++j)
-            scratch(s, j) = 0.0;
-          list_built(s) = 0;
-          forces_stale(s) = 0;
-          energy(s) = f_energy(from_s);
-          fmax(s) = f_fmax(from_s);
+          systems::fields::batch_fields::for_each([&](auto f) {
+            systems::fields::move_field<systems::fields::Per::system, decltype(f)>(
+                src_views, dst_views, stages, from_s, s);
+          });
         });
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c), [&](int i) {
-          species(dst + i) = f_species(src + i);
           system_of_atom(dst + i) = s;
-          for (int d = 0; d < 3; ++d) {
-            pos(dst + i, d) = f_pos(src + i, d);
-            vel(dst + i, d) = f_vel(src + i, d);
-            frc(dst + i, d) = 0.0;
-          }
-          mass(dst + i) = f_mass(src + i);
+          systems::fields::batch_fields::for_each([&](auto f) {
+            systems::fields::move_field<systems::fields::Per::atom, decltype(f)>(
+                src_views, dst_views, stages, src + i, dst + i);
+          });
         });
       });
   Kokkos::fence();  // `plan` goes out of scope; `from` loses these systems next

@@ -54,10 +54,12 @@ bd::NeighbourOptions never_lists() {
   return s;
 }
 
-// Forces, energies and virials of every system in `b` with `lists` (and `skin`).
+// Forces, energies and virials of every system in `b` with `lists` (and `skin`), with the half-pair
+// loop where `half` and the build has it (host spaces), else the full loop.
 template <class P>
 void forces_with(const P& pot, Batch& b, bd::NeighbourLists& lists, double skin, bool half) {
-  bd::detail::compute_forces(pot, b.batch, 0, b.batch.num_systems(), half, lists, skin);
+  bd::detail::compute_forces(pot, b.batch, 0, b.batch.num_systems(), half && bd::detail::host_space,
+                             lists, skin);
 }
 
 // Every energy, virial component and force of `a` equals `b`'s to a relative 1e-11.

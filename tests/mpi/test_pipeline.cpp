@@ -35,6 +35,12 @@
 
 namespace {
 
+// Part of this job's file names: ctest may run the test at several rank counts at once, in one
+// folder (they wrote one another's files on a 16-core GPU machine).
+std::string np() {
+  return "_np" + std::to_string(baton::test::world().size());
+}
+
 using baton::Communicator;
 using baton::systems::BatchCapacity;
 using baton::systems::HostSystem;
@@ -350,8 +356,8 @@ TEST_CASE("impossible settings give clear errors on every rank") {
     }
     return std::string();
   };
-  CHECK(message_of(three_stages({4, 20}), DriverOptions{}).find("largest input system has 26 atoms") !=
-        std::string::npos);
+  CHECK(message_of(three_stages({4, 20}), DriverOptions{})
+            .find("largest input system has 26 atoms") != std::string::npos);
   DriverOptions bad_ranks;
   bad_ranks.ranks_per_stage = {1, 1};
   CHECK(message_of(three_stages(), bad_ranks).find("ranks per stage '1,1'") != std::string::npos);
@@ -489,8 +495,8 @@ TEST_CASE("input streamed from a file larger than the batches, results streamed 
   const Communicator& world = baton::test::world();
   // 40 systems through batches of 4: rank 0 never holds more than a system read ahead.
   const std::vector<HostSystem> in = input(40);
-  const std::string path = "baton_test_pipeline_stream.xyz";
-  const std::string out = "baton_test_pipeline_stream.out.xyz";
+  const std::string path = "baton_test_pipeline" + np() + "_stream.xyz";
+  const std::string out = "baton_test_pipeline" + np() + "_stream.out.xyz";
   if (world.rank() == 0) {
     sys::write_xyz_file(path, in);
     std::remove(out.c_str());
@@ -532,7 +538,7 @@ TEST_CASE("input streamed from a file larger than the batches, results streamed 
 
 TEST_CASE("bad input met mid-stream stops every rank with the file and line") {
   const Communicator& world = baton::test::world();
-  const std::string path = "baton_test_pipeline_bad_stream.xyz";
+  const std::string path = "baton_test_pipeline" + np() + "_bad_stream.xyz";
   if (world.rank() == 0) {
     std::vector<HostSystem> in = input(12);
     sys::write_xyz_file(path, in);
@@ -622,7 +628,7 @@ TEST_CASE("hooks see every system that finishes each stage, and running systems 
                        Pipeline(last);
   DriverOptions s;
   s.hooks.push_back(everywhere);
-  const std::string prefix = "baton_test_pipeline_snap";
+  const std::string prefix = "baton_test_pipeline" + np() + "_snap";
   auto snapshots = std::make_shared<XyzSnapshots>(prefix, 4);
   s.hooks.push_back(snapshots);
   std::ostringstream log;
@@ -976,8 +982,8 @@ TEST_CASE("hooks and snapshots name species right on every rank, also labels met
   for (HostSystem& s : in)
     for (std::size_t a = 0; a < s.size(); ++a)
       s.species[a] = s.id >= 18 && a % 3 == 1 ? "Xe" : s.id >= 10 && a % 3 == 0 ? "Kr" : "Ar";
-  const std::string path = "baton_test_pipeline_species.xyz";
-  const std::string prefix = "baton_test_pipeline_species_snap";
+  const std::string path = "baton_test_pipeline" + np() + "_species.xyz";
+  const std::string prefix = "baton_test_pipeline" + np() + "_species_snap";
   if (world.rank() == 0)
     sys::write_xyz_file(path, in);
   for (const std::string& stage : three_stages().names())  // left by an earlier run

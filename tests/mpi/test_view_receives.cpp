@@ -15,8 +15,8 @@
 
 namespace {
 
-using Right = Kokkos::View<double**, Kokkos::LayoutRight>;
-using Left = Kokkos::View<double**, Kokkos::LayoutLeft>;
+using Right = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using Left = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
 
 baton::Communicator comm_with(baton::ViewPath path) {
   baton::Communicator comm = baton::test::world().duplicate();

@@ -96,15 +96,19 @@ TEST_CASE("ranks 0 to 8 and several value types travel intact") {
     REQUIRE(rf.extent(0) == 7);
     REQUIRE(ru.extent(0) == 5);
     REQUIRE(rc.extent(2) == 4);
+    // Read on the host (the received Views are in the default memory space: a GPU's, there).
+    const auto hrf = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rf);
+    const auto hru = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ru);
+    const auto hrc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rc);
     int wrong = 0;
     for (int i = 0; i < 7; ++i)
-      wrong += rf(i) != 1.5f * i;
+      wrong += hrf(i) != 1.5f * i;
     for (int i = 0; i < 5; ++i)
-      wrong += ru(i) != 60000 + i;
+      wrong += hru(i) != 60000 + i;
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j)
         for (int k = 0; k < 4; ++k)
-          wrong += rc(i, j, k) != std::int8_t(i * 12 + j * 4 + k - 10);
+          wrong += hrc(i, j, k) != std::int8_t(i * 12 + j * 4 + k - 10);
     CHECK(wrong == 0);
   }
   SUBCASE("rank 8") {
@@ -119,7 +123,8 @@ TEST_CASE("ranks 0 to 8 and several value types travel intact") {
     handle.wait();
     REQUIRE(r.size() == v.size());
     CHECK(r.extent(7) == 3);
-    CHECK(r(1, 0, 1, 0, 1, 0, 1, 2) == h(1, 0, 1, 0, 1, 0, 1, 2));
+    const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+    CHECK(hr(1, 0, 1, 0, 1, 0, 1, 2) == h(1, 0, 1, 0, 1, 0, 1, 2));
   }
 }
 
@@ -145,10 +150,11 @@ TEST_CASE("layouts: LayoutLeft to LayoutRight and strided subviews keep the logi
     auto got = baton::recv_view<Kokkos::View<double**>>(comm, me, 7);
     REQUIRE(got.extent(0) == 2);
     REQUIRE(got.extent(1) == 3);
+    const auto hgot = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got);
     int wrong = 0;
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j)
-        wrong += got(i, j) != value(i + 1, j + 2, me);
+        wrong += hgot(i, j) != value(i + 1, j + 2, me);
     CHECK(wrong == 0);
   }
 }

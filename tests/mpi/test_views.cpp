@@ -163,12 +163,12 @@ TEST_CASE("forced staging on host memory gives results identical to the direct p
   baton::Communicator direct = comm_with(baton::ViewPath::automatic);
   baton::Communicator staged = comm_with(baton::ViewPath::staged);
   const int me = direct.rank();
-  Kokkos::View<double**, Kokkos::LayoutLeft> v("v", 5, 7);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> v("v", 5, 7);
   fill2(v, me + 3);
   auto a = baton::isend_view(direct, v, me, 8);
   auto b = baton::isend_view(staged, v, me, 8);
-  auto x = baton::recv_view<Kokkos::View<double**>>(direct, me, 8);
-  auto y = baton::recv_view<Kokkos::View<double**>>(staged, me, 8);
+  auto x = baton::recv_view<Kokkos::View<double**, Kokkos::HostSpace>>(direct, me, 8);
+  auto y = baton::recv_view<Kokkos::View<double**, Kokkos::HostSpace>>(staged, me, 8);
   int differ = 0;
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 7; ++j)
@@ -196,10 +196,11 @@ TEST_CASE("a wrong type or shape is an error naming both, and the next message s
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), target);
   CHECK(h(4) == 2.5);
 
-  Kokkos::View<double**> matrix("m", 2, 3);
+  // LayoutRight named: the default layout of rank 2 is LayoutLeft on GPUs, which the text shows.
+  Kokkos::View<double**, Kokkos::LayoutRight> matrix("m", 2, 3);
   auto c = baton::isend_view(comm, matrix, me, 10);
   auto d = baton::isend_view(comm, doubles, me, 10);
-  Kokkos::View<double**> wrong_shape("w", 3, 2);
+  Kokkos::View<double**, Kokkos::LayoutRight> wrong_shape("w", 3, 2);
   CHECK_THROWS_WITH_AS(
       baton::recv_into(comm, wrong_shape, me, 10),
       doctest::Contains("the message is float64[2,3] (right), the View is float64[3,2]"),
@@ -262,7 +263,8 @@ TEST_CASE("posted View receives complete in test() or wait(); send handles keep 
 TEST_CASE("the GPU-aware path's packing and unpacking, run on host memory") {
   baton::Communicator comm = baton::test::world().duplicate();
   const int me = comm.rank();
-  Kokkos::View<double**, Kokkos::LayoutLeft> v("v", 3, 5);
+  // Host memory named: with a GPU, MPI would otherwise be handed device memory it cannot read.
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> v("v", 3, 5);
   fill2(v, 4);
   using Out = baton::detail::OutgoingView<decltype(v)>;
   auto out = std::make_shared<Out>(comm, v, me);
@@ -271,7 +273,7 @@ TEST_CASE("the GPU-aware path's packing and unpacking, run on host memory") {
   out->sequence = -1;  // force the packed form (not split, not small)
   out->small_size = 0;
   auto handle = Out::start(comm, out, me, 15);
-  Kokkos::View<double**> target("target", 3, 5);
+  Kokkos::View<double**, Kokkos::HostSpace> target("target", 3, 5);
   auto matched = baton::detail::mprobe(comm, me, 15, "test");
   CHECK(matched.info.size == 72 + 15 * sizeof(double));
   baton::detail::receive_packed(comm, matched, target, "test");

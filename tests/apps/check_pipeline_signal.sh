@@ -8,6 +8,10 @@ source "$(dirname "$0")/pipeline_script.sh"
 # NVE steps keep results coming for about 10 s: Open MPI's mpiexec passes a SIGINT on only after
 # a second or two, and a run that finished before the signal came would test nothing.
 args=(--systems 5000 --sizes 13 --stages nve --nve-steps 8000 --progress off --output out.xyz)
+# Open MPI's mpiexec passes Ctrl-C on as SIGTERM and sends SIGKILL 1 s later by default: on a busy
+# machine that can come before the ranks have written FILE.part out and said so (seen in CI, the
+# stop line missing). 10 s, as a site's Slurm KillWait gives. MPICH ignores the variable.
+export OMPI_MCA_odls_base_sigkill_timeout=10
 
 # run_and_stop SIGNAL TARGET: starts the job, waits for results on disk, signals the ranks
 # (TARGET=ranks) or mpiexec (TARGET=mpiexec), and sets rc to the job's exit code.

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Dynamics on batches of systems: potentials (Lennard-Jones, Morse, EAM, your own), neighbour
-/// lists, integrators (FIRE, NVE, Langevin) and the stage interface.
+/// lists, integrators (FIRE, NVE, Langevin), batch models and the stage interface.
 
 #include "baton/dynamics/clusters.hpp"
 #include "baton/dynamics/eam.hpp"
@@ -12,6 +12,7 @@
 #include "baton/dynamics/langevin.hpp"
 #include "baton/dynamics/lattice.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
+#include "baton/dynamics/model.hpp"
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/potential.hpp"

@@ -23,18 +23,18 @@ namespace baton::dynamics {
 /// Bitzek et al.'s (n_min, f_inc, f_dec, alpha_start, f_alpha); dt was tuned on perturbed LJ13 and
 /// LJ55 (dt_max is rarely reached there).
 struct FireOptions {
-  double fmax = 1e-6;            ///< converged when the largest atom force norm is at most this
-  double dt = 0.05;              ///< initial time step
-  double dt_max = 0.1;           ///< largest time step
-  int n_min = 5;                 ///< steps with P = F.v >= 0 before dt may grow
-  double f_inc = 1.1;            ///< dt growth factor
-  double f_dec = 0.5;            ///< dt shrink factor when P < 0
-  double alpha_start = 0.1;      ///< initial velocity-mixing coefficient
-  double f_alpha = 0.99;         ///< alpha decay factor
-  double max_step = 0.1;         ///< largest atom displacement per step (sigma)
-  bool half_step_back = true;    ///< when P < 0, first move back half a step (FIRE 2.0)
-  long max_steps = 100000;       ///< a system that has not converged after this many steps stops
-  Units units = Units::lj();     ///< the unit system of the potential and the masses
+  double fmax = 1e-6;           ///< converged when the largest atom force norm is at most this
+  double dt = 0.05;             ///< initial time step
+  double dt_max = 0.1;          ///< largest time step
+  int n_min = 5;                ///< steps with P = F.v >= 0 before dt may grow
+  double f_inc = 1.1;           ///< dt growth factor
+  double f_dec = 0.5;           ///< dt shrink factor when P < 0
+  double alpha_start = 0.1;     ///< initial velocity-mixing coefficient
+  double f_alpha = 0.99;        ///< alpha decay factor
+  double max_step = 0.1;        ///< largest atom displacement per step (sigma)
+  bool half_step_back = true;   ///< when P < 0, first move back half a step (FIRE 2.0)
+  long max_steps = 100000;      ///< a system that has not converged after this many steps stops
+  Units units = Units::lj();    ///< the unit system of the potential and the masses
   NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
@@ -77,8 +77,9 @@ struct FireUpdate {
   KOKKOS_INLINE_FUNCTION bool done(const System& s) const {
     return s.fmax() <= fmax;
   }
+  /// The whole move (the step: before_forces, forces, after_forces; nothing after the forces).
   template <class System>
-  KOKKOS_INLINE_FUNCTION void step(System& s) const {
+  KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     double& dt_now = s.state[0];
     double& alpha = s.state[1];
     double& n_pos = s.state[2];
@@ -135,8 +136,9 @@ struct FireUpdate {
       s.x(i, 1) += move * s.v(i, 1);
       s.x(i, 2) += move * s.v(i, 2);
     });
-    s.forces();
   }
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void after_forces(System&) const {}
 };
 
 /// The "fire" stage over any potential (potential.hpp): relaxes every system to fmax <=

@@ -119,15 +119,7 @@ struct StageViews {
   /// pair: only then can it dissociate (stepped()).
   template <class K>
   KOKKOS_INLINE_FUNCTION StageSystem begin(const TeamMember& team, const K& pot, int s) const {
-    StageSystem sys;
-    sys.slot = s;
-    sys.begin = offset(s);
-    sys.end = offset(s) + count(s);
-    sys.cell = systems::make_cell_image(&cell(s, 0), pbc(s));
-    sys.r.energy = out.energy(s);
-    sys.r.fmax = out.fmax(s);
-    sys.taken = steps(s);
-    sys.call_first = lists.call_first(s);
+    StageSystem sys = load(s);
     sys.failure = failed(s) != 0 ? 0 : broken(team, x, v, f, sys.begin, sys.end, sys.r);
     sys.broke = sys.done = failed(s) != 0 || sys.failure != 0;
     const int column = systems::bound_column;  // a copy: device code indexes with it
@@ -138,6 +130,23 @@ struct StageViews {
       sys.bound =
           sys.r.fmax != 0 || system_interacts<on_host>(team, pot, lists, s, id(s), x, species,
                                                        sys.begin, sys.end, sys.cell);
+    return sys;
+  }
+
+  /// Slot s as stored: its atoms, cell, energy and fmax, steps, where the call began, and whether
+  /// it is bound (as begin() found out; false when not known yet). Not broken, not done.
+  KOKKOS_INLINE_FUNCTION StageSystem load(int s) const {
+    StageSystem sys;
+    sys.slot = s;
+    sys.begin = offset(s);
+    sys.end = offset(s) + count(s);
+    sys.cell = systems::make_cell_image(&cell(s, 0), pbc(s));
+    sys.r.energy = out.energy(s);
+    sys.r.fmax = out.fmax(s);
+    sys.taken = steps(s);
+    sys.call_first = lists.call_first(s);
+    const int column = systems::bound_column;
+    sys.bound = scratch(s, column) == 2;
     return sys;
   }
 
@@ -179,6 +188,12 @@ struct StageViews {
     team.team_barrier();
     if (sys.done && !sys.broke)
       forces<true>(team, pot, sys);
+    store_system(team, sys);
+  }
+
+  /// Stores energy, fmax, the virial when the system is done, steps, the failed flag, whether it
+  /// is bound and the status (finish() without the final forces; one thread of the team).
+  KOKKOS_INLINE_FUNCTION void store_system(const TeamMember& team, const StageSystem& sys) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       store(out, sys.slot, sys.r, sys.done);
       steps(sys.slot) = sys.taken;

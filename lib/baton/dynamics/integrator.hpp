@@ -15,7 +15,13 @@
 ///                                     // Finished (< 0: no limit)
 ///     template <class System> KOKKOS_FUNCTION void step(System& s) const;  // one step
 ///
-/// and, optionally,
+/// or, instead of step(), the step split where it computes forces (an Update that runs with a batch
+/// model, model.hpp, needs this form: the model evaluates the whole batch between the two halves):
+///
+///     template <class System> KOKKOS_FUNCTION void before_forces(System& s) const;
+///     template <class System> KOKKOS_FUNCTION void after_forces(System& s) const;
+///
+/// (a step is then before_forces(s); s.forces(); after_forces(s)), and, optionally,
 ///
 ///     double cost_estimate() const;   // expected steps per system (default: step_limit())
 ///     void enter(systems::SystemsBatch& batch, int first, int n);  // host: slots that just
@@ -180,6 +186,28 @@ template <class U, class S>
 struct has_step<U, S, std::void_t<decltype(std::declval<const U&>().step(std::declval<S&>()))>>
     : std::true_type {};
 
+/// Whether the Update splits its step around the force call (before_forces, after_forces).
+template <class U, class S, class = void>
+struct has_split_step : std::false_type {};
+template <class U, class S>
+struct has_split_step<
+    U, S,
+    std::void_t<decltype(std::declval<const U&>().before_forces(std::declval<S&>())),
+                decltype(std::declval<const U&>().after_forces(std::declval<S&>()))>>
+    : std::true_type {};
+
+/// One step of the Update: its step(s), or before_forces(s); s.forces(); after_forces(s).
+template <class U, class S>
+KOKKOS_INLINE_FUNCTION void update_step(const U& update, S& s) {
+  if constexpr (has_step<U, S>::value) {
+    update.step(s);
+  } else {
+    update.before_forces(s);
+    s.forces();
+    update.after_forces(s);
+  }
+}
+
 /// The Update's begin(s), where it has one. (Called from the kernel: an extended device lambda
 /// may not first capture a variable inside `if constexpr`.)
 template <class U, class S>
@@ -220,9 +248,11 @@ class IntegratorStage : public Stage {
         update_(std::move(update)),
         skin_(neighbours.skin_in(units)),
         lists_(neighbours) {
-    static_assert(detail::has_step<Update, System>::value,
-                  "an Update needs a member template <class System> KOKKOS_FUNCTION void "
-                  "step(System& s) const (see baton/dynamics/integrator.hpp)");
+    static_assert(
+        detail::has_step<Update, System>::value || detail::has_split_step<Update, System>::value,
+        "an Update needs a member template <class System> KOKKOS_FUNCTION void "
+        "step(System& s) const, or before_forces(System&) and after_forces(System&) "
+        "(see baton/dynamics/integrator.hpp)");
     (void)potential_.kernel();  // checks the potential's parameters
   }
 
@@ -298,7 +328,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
             }
             if (sv.call_over(sys, max_steps))
               break;
-            update.step(system);
+            detail::update_step(update, system);
             team.team_barrier();
             if (sv.stepped(team, pot, sys))
               break;

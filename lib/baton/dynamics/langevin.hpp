@@ -23,12 +23,12 @@ namespace baton::dynamics {
 
 /// Langevin parameters, in the units of `units` (defaults for Lennard-Jones units).
 struct LangevinOptions {
-  double dt = 0.005;             ///< time step
-  long steps = 1000;             ///< steps per system
-  double temperature = 0.1;      ///< bath temperature
-  double friction = 1.0;         ///< gamma, in 1 / time
-  std::uint64_t seed = 1;        ///< noise seed
-  Units units = Units::lj();     ///< the unit system of the potential, masses and temperature
+  double dt = 0.005;            ///< time step
+  long steps = 1000;            ///< steps per system
+  double temperature = 0.1;     ///< bath temperature
+  double friction = 1.0;        ///< gamma, in 1 / time
+  std::uint64_t seed = 1;       ///< noise seed
+  Units units = Units::lj();    ///< the unit system of the potential, masses and temperature
   NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
@@ -50,8 +50,9 @@ struct LangevinUpdate {
   long step_limit() const { return steps; }
   double cost_estimate() const { return static_cast<double>(steps); }
 
+  /// B, A, O, A (the step: before_forces, forces, after_forces).
   template <class System>
-  KOKKOS_INLINE_FUNCTION void step(System& s) const {
+  KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     const int b = s.begin();
     const std::int64_t sid = s.id();
     const std::int64_t k = s.steps();  // the noise's step key
@@ -65,7 +66,10 @@ struct LangevinUpdate {
         s.x(i, d) += 0.5 * dt * s.v(i, d);                                        // A
       }
     });
-    s.forces();
+  }
+  /// B, with the new forces.
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void after_forces(System& s) const {
     s.for_each_atom([&](int i) {
       const double h = 0.5 * dt * ftm2v / s.mass(i);
       for (int d = 0; d < 3; ++d)

@@ -216,10 +216,35 @@ KOKKOS_INLINE_FUNCTION void team_forces(const TeamMember& team, const K& pot,
   }
 }
 
-/// Forces on one system: over its neighbour list when it uses one and the list fits, through the
-/// bins of that list's build when it does not (O(N) still), otherwise over all its pairs (minimum
-/// images in a periodic cell). Returns false when the list did not fit but can grow (the caller
-/// stops the system's steps for this call so that the stage can grow the lists and go on).
+/// Calls fn(pairs) with the pairs of one system: its neighbour list when it uses one and the list
+/// fits, the bins of that list's build when it does not (O(N) still), otherwise all its pairs
+/// (minimum images in a periodic cell). Every thread of the team calls it. Returns false when the
+/// list did not fit but can grow (the caller may stop the system for this call so that the stage
+/// grows the lists and goes on).
+template <bool HalfPairs, class Fn>
+KOKKOS_INLINE_FUNCTION bool with_system_pairs(const TeamMember& team, const NeighbourData& lists,
+                                              int slot, std::int64_t id, const Positions& x,
+                                              int begin, int end, const systems::CellImage& cell,
+                                              const Fn& fn) {
+  if (lists.used_for(end - begin)) {
+    const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
+    if (longest <= lists.capacity) {
+      fn(lists.pairs(team, slot, begin, end, cell, x));
+      return true;
+    }
+    fn(bin_pairs(lists, team, slot, begin, end, cell, x));
+    return longest > lists.max_capacity;
+  }
+  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
+    fn(AllPairs<true>{x, cell, begin, end});
+  else
+    fn(AllPairs<false>{x, cell, begin, end});
+  return true;
+}
+
+/// Forces on one system over its pairs (with_system_pairs). Returns false when the list did not
+/// fit but can grow (the caller stops the system's steps for this call so that the stage can grow
+/// the lists and go on).
 template <bool HalfPairs, bool Virial, class K>
 KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
                                           const NeighbourData& lists, int slot, std::int64_t id,
@@ -227,25 +252,10 @@ KOKKOS_INLINE_FUNCTION bool system_forces(const TeamMember& team, const K& pot,
                                           const Positions& f, const AtomScratch& scratch, int begin,
                                           int end, const systems::CellImage& cell,
                                           SystemForces& out) {
-  if (lists.used_for(end - begin)) {
-    const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
-    if (longest <= lists.capacity) {
-      team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
-                                     lists.pairs(team, slot, begin, end, cell, x), begin, end, out);
-      return true;
-    }
-    team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
-                                   bin_pairs(lists, team, slot, begin, end, cell, x), begin, end,
-                                   out);
-    return longest > lists.max_capacity;
-  }
-  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
-    team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
-                                   AllPairs<true>{x, cell, begin, end}, begin, end, out);
-  else
-    team_forces<HalfPairs, Virial>(team, pot, species, f, scratch,
-                                   AllPairs<false>{x, cell, begin, end}, begin, end, out);
-  return true;
+  return with_system_pairs<HalfPairs>(
+      team, lists, slot, id, x, begin, end, cell, [&](const auto& pairs) {
+        team_forces<HalfPairs, Virial>(team, pot, species, f, scratch, pairs, begin, end, out);
+      });
 }
 
 /// Whether some pair of `pairs` interacts (see system_interacts); every thread of the team gets
@@ -287,19 +297,11 @@ KOKKOS_INLINE_FUNCTION bool system_interacts(const TeamMember& team, const K& po
                                              const NeighbourData& lists, int slot, std::int64_t id,
                                              const Positions& x, const SpeciesView& species,
                                              int begin, int end, const systems::CellImage& cell) {
-  if (lists.used_for(end - begin)) {
-    const int longest = lists.refresh<HalfPairs>(team, slot, id, begin, end, cell, x);
-    if (longest <= lists.capacity)
-      return team_interacts<HalfPairs>(team, pot, species,
-                                       lists.pairs(team, slot, begin, end, cell, x), begin, end);
-    return team_interacts<HalfPairs>(team, pot, species,
-                                     bin_pairs(lists, team, slot, begin, end, cell, x), begin, end);
-  }
-  if (cell.periodic[0] || cell.periodic[1] || cell.periodic[2])
-    return team_interacts<HalfPairs>(team, pot, species, AllPairs<true>{x, cell, begin, end}, begin,
-                                     end);
-  return team_interacts<HalfPairs>(team, pot, species, AllPairs<false>{x, cell, begin, end}, begin,
-                                   end);
+  bool found = false;
+  with_system_pairs<HalfPairs>(team, lists, slot, id, x, begin, end, cell, [&](const auto& pairs) {
+    found = team_interacts<HalfPairs>(team, pot, species, pairs, begin, end);
+  });
+  return found;
 }
 
 }  // namespace detail

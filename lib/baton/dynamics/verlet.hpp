@@ -23,11 +23,11 @@ namespace baton::dynamics {
 
 /// Velocity-Verlet parameters, in the units of `units` (defaults for Lennard-Jones units).
 struct VerletOptions {
-  double dt = 0.005;          ///< time step
-  long steps = 1000;          ///< steps per system
-  double temperature = -1;    ///< >= 0: Maxwell-Boltzmann velocities at this temperature on entry
-  std::uint64_t seed = 1;     ///< seed of those velocities
-  Units units = Units::lj();  ///< the unit system of the potential, masses and temperature
+  double dt = 0.005;            ///< time step
+  long steps = 1000;            ///< steps per system
+  double temperature = -1;      ///< >= 0: Maxwell-Boltzmann velocities at this temperature on entry
+  std::uint64_t seed = 1;       ///< seed of those velocities
+  Units units = Units::lj();    ///< the unit system of the potential, masses and temperature
   NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
 };
 
@@ -65,8 +65,9 @@ struct VerletUpdate {
   /// Draws velocities (draw_velocities) when `draw`.
   void enter(systems::SystemsBatch& batch, int first, int n) const;
 
+  /// Half a kick and a drift (the step: before_forces, forces, after_forces).
   template <class System>
-  KOKKOS_INLINE_FUNCTION void step(System& s) const {
+  KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     s.for_each_atom([&](int i) {
       const double h = 0.5 * dt * ftm2v / s.mass(i);
       for (int d = 0; d < 3; ++d) {
@@ -74,7 +75,10 @@ struct VerletUpdate {
         s.x(i, d) += dt * s.v(i, d);
       }
     });
-    s.forces();
+  }
+  /// The other half kick, with the new forces.
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void after_forces(System& s) const {
     s.for_each_atom([&](int i) {
       const double h = 0.5 * dt * ftm2v / s.mass(i);
       for (int d = 0; d < 3; ++d)

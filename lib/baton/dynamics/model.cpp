@@ -1,0 +1,258 @@
+#include "baton/dynamics/model.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "baton/core/error.hpp"
+#include "baton/dynamics/potential.hpp"
+#include "baton/dynamics/team.hpp"
+
+namespace baton::dynamics {
+
+Model::Model(std::shared_ptr<BatchModel> model) : model_(std::move(model)) {}
+
+BatchModel& Model::model() const {
+  if (!model_)
+    throw Error("baton::dynamics::Model: no model (construct it with a BatchModel)");
+  return *model_;
+}
+
+detail::ModelCutoff Model::kernel() const {
+  const double rc = model().cutoff();
+  if (!(rc > 0) || !std::isfinite(rc))
+    throw Error("baton::dynamics::Model: the model's cutoff is " + std::to_string(rc) +
+                ", but it must be positive and finite");
+  return detail::ModelCutoff{rc * rc};
+}
+
+namespace detail {
+
+namespace {
+
+using ExecPolicy = Kokkos::RangePolicy<ExecutionSpace>;
+
+/// Grows `v` to at least `n` rows (by half as much again, so that growth is rare); keeps nothing.
+template <class V>
+void reserve(V& v, std::size_t n, const char* label) {
+  if (v.extent(0) >= n && v.data() != nullptr)
+    return;
+  const std::size_t rows = n + n / 2 + 1;
+  v = V(Kokkos::view_alloc(std::string("baton::model::") + label, Kokkos::WithoutInitializing),
+        rows);
+}
+
+}  // namespace
+
+const systems::SystemsBatch::view<int*>& ModelWorkspace::selection(int n) {
+  reserve(selected_, static_cast<std::size_t>(n), "selected");
+  return selected_;
+}
+
+void select_entering(const systems::SystemsBatch& batch, int first, int n,
+                     const systems::SystemsBatch::view<int*>& selected) {
+  const auto status = batch.status;
+  constexpr int active = static_cast<int>(systems::SystemStatus::active);
+  Kokkos::parallel_for(
+      "baton::dynamics::model_select", ExecPolicy(0, batch.num_systems()), KOKKOS_LAMBDA(int s) {
+        selected(s) = s >= first && s < first + n && status(s) == active ? 1 : 0;
+      });
+}
+
+int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
+                             const systems::SystemsBatch::view<int*>& selected,
+                             NeighbourLists& lists) {
+  const int n = batch.num_systems();
+  if (n == 0)
+    return 0;
+  reserve(slot_first_, n, "slot_first");
+  reserve(slot_system_, n, "slot_system");
+  const auto status = batch.status;
+  const auto count = batch.count;
+  const auto slot_first = slot_first_;
+  const auto slot_system = slot_system_;
+  constexpr int active = static_cast<int>(systems::SystemStatus::active);
+  // Systems and atoms before each selected slot, packed in one scan: atoms << 32 | systems.
+  std::int64_t packed = 0;
+  Kokkos::parallel_scan(
+      "baton::dynamics::model_gather_scan", ExecPolicy(0, n),
+      KOKKOS_LAMBDA(int s, std::int64_t& sum, bool final) {
+        const bool use = selected(s) != 0 && status(s) == active;
+        if (final) {
+          slot_first(s) = sum >> 32;
+          slot_system(s) = use ? static_cast<int>(sum & 0xffffffff) : -1;
+        }
+        if (use)
+          sum += (static_cast<std::int64_t>(count(s)) << 32) + 1;
+      },
+      packed);
+  const int systems = static_cast<int>(packed & 0xffffffff);
+  const int atoms = static_cast<int>(packed >> 32);
+  in_.systems = systems;
+  in_.atoms = atoms;
+  in_.edges = 0;
+  if (systems == 0)
+    return 0;
+
+  reserve(in_.pos, atoms, "pos");
+  reserve(in_.atom_types, atoms, "atom_types");
+  reserve(in_.batch, atoms, "batch");
+  reserve(in_.ptr, systems + 1, "ptr");
+  reserve(in_.cell, systems, "cell");
+  reserve(in_.pbc, systems, "pbc");
+  reserve(out_.energy, systems, "energy");
+  reserve(out_.forces, atoms, "forces");
+  reserve(out_.virial, systems, "virial");
+  reserve(edge_start_, atoms + 1, "edge_start");
+
+  const ModelInputs in = in_;
+  const ModelOutputs out = out_;
+  const auto edge_start = edge_start_;
+  const auto x = batch.positions;
+  const auto species = batch.species;
+  const auto offset = batch.offset;
+  const auto cells = batch.cell;
+  const auto pbc = batch.pbc;
+  const auto id = batch.id;
+  const NeighbourData data = lists.data();
+  const double rc2 = model.cutoff() * model.cutoff();
+
+  // Gather the selected systems and count each atom's edges.
+  Kokkos::parallel_for(
+      "baton::dynamics::model_gather", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int s = team.league_rank();
+        const int k = slot_system(s);
+        if (k < 0)
+          return;
+        const int begin = offset(s), end = offset(s) + count(s);
+        const std::int64_t a0 = slot_first(s);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+          const std::int64_t a = a0 + (i - begin);
+          for (int d = 0; d < 3; ++d)
+            in.pos(a, d) = x(i, d);
+          in.atom_types(a) = species(i);
+          in.batch(a) = k;
+        });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          in.ptr(k) = a0;
+          if (k == systems - 1)
+            in.ptr(systems) = a0 + (end - begin);
+          for (int c = 0; c < 9; ++c)
+            in.cell(k, c) = cells(s, c);
+          for (int d = 0; d < 3; ++d)
+            in.pbc(k, d) = (pbc(s) >> d) & 1;
+        });
+        const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
+        with_system_pairs<false>(team, data, s, id(s), x, begin, end, cell, [&](const auto& pairs) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+            std::int64_t m = 0;
+            pairs.template each<false>(i, [&](int, double dx, double dy, double dz) {
+              if (dx * dx + dy * dy + dz * dz < rc2)
+                ++m;
+            });
+            edge_start(a0 + (i - begin)) = m;
+          });
+        });
+      });
+  std::int64_t edges = 0;
+  Kokkos::parallel_scan(
+      "baton::dynamics::model_edge_scan", ExecPolicy(0, atoms),
+      KOKKOS_LAMBDA(int a, std::int64_t& sum, bool final) {
+        const std::int64_t m = edge_start(a);
+        if (final)
+          edge_start(a) = sum;
+        sum += m;
+      },
+      edges);
+  if (edges > 0x7fffffff)
+    throw Error("baton::dynamics::Model: " + std::to_string(edges) +
+                " edges in one evaluation; the most is 2^31 - 1 (give the stage fewer atoms)");
+  in_.edges = static_cast<int>(edges);
+  if (in_.edge_index.extent(1) < static_cast<std::size_t>(edges) ||
+      in_.edge_index.data() == nullptr) {
+    const std::size_t rows = static_cast<std::size_t>(edges) + edges / 2 + 1;
+    in_.edge_index = decltype(in_.edge_index)(
+        Kokkos::view_alloc("baton::model::edge_index", Kokkos::WithoutInitializing), 2, rows);
+    in_.edge_cell_shift = decltype(in_.edge_cell_shift)(
+        Kokkos::view_alloc("baton::model::edge_cell_shift", Kokkos::WithoutInitializing), rows);
+  }
+  const auto edge_index = in_.edge_index;
+  const auto edge_shift = in_.edge_cell_shift;
+
+  // The edges, atom by atom in list order; the image of j from the displacement the pairs give.
+  Kokkos::parallel_for(
+      "baton::dynamics::model_edges", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int s = team.league_rank();
+        if (slot_system(s) < 0)
+          return;
+        const int begin = offset(s), end = offset(s) + count(s);
+        const std::int64_t a0 = slot_first(s);
+        const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
+        const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
+        with_system_pairs<false>(team, data, s, id(s), x, begin, end, cell, [&](const auto& pairs) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+            std::int64_t e = edge_start(a0 + (i - begin));
+            pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+              if (dx * dx + dy * dy + dz * dz >= rc2)
+                return;
+              edge_index(0, e) = a0 + (i - begin);
+              edge_index(1, e) = a0 + (j - begin);
+              // pos_j + shift . H - pos_i = -(dx, dy, dz), so shift . H = (x_i - x_j) - d.
+              const double u[3] = {x(i, 0) - x(j, 0) - dx, x(i, 1) - x(j, 1) - dy,
+                                   x(i, 2) - x(j, 2) - dz};
+              for (int c = 0; c < 3; ++c)
+                edge_shift(e, c) = periodic ? systems::CellImage::nearest(u[0] * cell.inv[c] +
+                                                                          u[1] * cell.inv[3 + c] +
+                                                                          u[2] * cell.inv[6 + c])
+                                            : 0.0;
+              ++e;
+            });
+          });
+        });
+      });
+
+  ModelInputs given = in_;
+  model.evaluate(given, out_);
+
+  // The results back into the batch's rows and slots.
+  const auto f = batch.forces;
+  const auto energy = batch.energy;
+  const auto fmax = batch.fmax;
+  const auto virial = batch.virial;
+  Kokkos::parallel_for(
+      "baton::dynamics::model_scatter", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int s = team.league_rank();
+        const int k = slot_system(s);
+        if (k < 0)
+          return;
+        const int begin = offset(s), end = offset(s) + count(s);
+        const std::int64_t a0 = slot_first(s);
+        const double f2 = team_max(team, begin, end, [&](int i) {
+          double sum = 0;
+          for (int d = 0; d < 3; ++d) {
+            const double fd = out.forces(a0 + (i - begin), d);
+            f(i, d) = fd;
+            sum += fd * fd;
+          }
+          return sum;  // non-finite forces fail the system in the checks (broken())
+        });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          energy(s) = out.energy(k);
+          fmax(s) = math_sqrt(f2);
+          for (int c = 0; c < 6; ++c)
+            virial(s, c) = out.virial(k, c);
+        });
+      });
+  lists.grow_after_call(batch);
+  return systems;
+}
+
+}  // namespace detail
+
+template class IntegratorStage<Model, FireUpdate>;
+template class IntegratorStage<Model, VerletUpdate>;
+template class IntegratorStage<Model, LangevinUpdate>;
+template class FireStage<Model>;
+template class VerletStage<Model>;
+template class LangevinStage<Model>;
+
+}  // namespace baton::dynamics

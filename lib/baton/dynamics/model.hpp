@@ -1,0 +1,281 @@
+#pragma once
+/// \file
+/// Batch models: potentials that evaluate a whole batch of systems in one call, such as
+/// machine-learned interatomic potentials (a TorchScript file through libtorch:
+/// baton/models/torch_model.hpp) or your own BatchModel. A Model handle is a stage's potential:
+/// FireStage<Model>, VerletStage<Model>, LangevinStage<Model>, and IntegratorStage<Model, U> for
+/// any Update U that splits its step around the force call (integrator.hpp). docs/models.md.
+///
+/// Per step of such a stage: one kernel runs every stepping system's before_forces(), the model
+/// evaluates those systems together (their edges found through the stage's neighbour lists), and
+/// a second kernel runs after_forces() and the checks every integrator shares.
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "baton/dynamics/fire.hpp"
+#include "baton/dynamics/forces.hpp"
+#include "baton/dynamics/integrator.hpp"
+#include "baton/dynamics/langevin.hpp"
+#include "baton/dynamics/neighbours.hpp"
+#include "baton/dynamics/stage.hpp"
+#include "baton/dynamics/units.hpp"
+#include "baton/dynamics/verlet.hpp"
+#include "baton/systems/systems_batch.hpp"
+
+namespace baton::dynamics {
+
+/// The systems a model evaluates, as Views in the batch's memory space (row-major, so that a
+/// backend wraps them without copies): N atoms, S systems and E edges, the first rows of Views
+/// that may be longer. The atoms of system k are rows [ptr(k), ptr(k + 1)). The edges are every
+/// ordered pair (i, j) of atoms of one system closer than the model's cutoff, in both directions
+/// (a full list), with the image of j: r_ij = pos(j) - pos(i) + shift . cell (shift: integer
+/// multiples of the cell's rows; 0 in a cluster).
+struct ModelInputs {
+  template <class T>
+  using view = systems::SystemsBatch::view<T>;
+  int atoms = 0, systems = 0, edges = 0;
+  view<double* [3]> pos;              ///< [N][3] positions
+  view<std::int64_t*> atom_types;     ///< [N] species index (the run's species table)
+  view<std::int64_t*> batch;          ///< [N] system index in [0, S)
+  view<std::int64_t*> ptr;            ///< [S + 1] atom offsets
+  view<double* [9]> cell;             ///< [S] cell rows a, b, c (all 0 in a cluster)
+  view<int* [3]> pbc;                 ///< [S] 1 for a periodic axis
+  view<std::int64_t**> edge_index;    ///< [2][capacity]: row 0 the centre i, row 1 the neighbour j
+  view<double* [3]> edge_cell_shift;  ///< [capacity][3] the image of j, in cell vectors
+};
+
+/// What a model writes, in the same Views' memory space.
+struct ModelOutputs {
+  template <class T>
+  using view = systems::SystemsBatch::view<T>;
+  view<double*> energy;      ///< [S] energy of each system
+  view<double* [3]> forces;  ///< [N][3] -dE/dpos
+  /// [S] virial -dE/d(strain): xx, yy, zz, xy, xz, yz (SystemForces::virial's convention)
+  view<double* [6]> virial;
+};
+
+/// A model of the energy of whole batches. Implement it for your own model; a Model handle makes
+/// it a stage's potential.
+class BatchModel {
+ public:
+  virtual ~BatchModel() = default;
+  /// Atoms closer than this interact; the edges are the pairs within it.
+  virtual double cutoff() const = 0;
+  /// Energies, forces and virials of the systems of `in` into the first S and N rows of `out`.
+  /// Throws baton::Error (or std::exception) when the model fails; non-finite numbers are failed
+  /// systems, not errors.
+  virtual void evaluate(const ModelInputs& in, const ModelOutputs& out) = 0;
+};
+
+namespace detail {
+
+/// What a model-driven stage's kernels need of the model: its cutoff, for the pair search (a
+/// many-body kernel's view of "interacting": two atoms closer than the cutoff).
+struct ModelCutoff {
+  double rc2 = 0;
+  KOKKOS_INLINE_FUNCTION double cutoff_squared() const { return rc2; }
+};
+
+/// The gathered inputs, edges and outputs of a model's evaluations (one per stage).
+class ModelWorkspace {
+ public:
+  /// Evaluates `model` on the Active slots s of `batch` with selected(s) != 0 (slots [0,
+  /// num_systems())): their edges through `lists` (prepared for the model's cutoff), then energy,
+  /// fmax, forces and virial written into the batch. Returns the number of systems evaluated.
+  int evaluate(BatchModel& model, systems::SystemsBatch& batch,
+               const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists);
+  /// A View of at least `n` flags (the selection evaluate() reads).
+  const systems::SystemsBatch::view<int*>& selection(int n);
+  /// Edges of the last evaluation.
+  int last_edges() const noexcept { return in_.edges; }
+
+ private:
+  ModelInputs in_;
+  ModelOutputs out_;
+  systems::SystemsBatch::view<int*> selected_;
+  systems::SystemsBatch::view<std::int64_t*> slot_first_;  ///< per slot: system index, first atom
+  systems::SystemsBatch::view<int*> slot_system_;
+  systems::SystemsBatch::view<std::int64_t*> edge_start_;  ///< per atom: first edge
+};
+
+/// Marks Active slots [first, first + n) of `batch` in `selected` (others 0, up to num_systems()).
+void select_entering(const systems::SystemsBatch& batch, int first, int n,
+                     const systems::SystemsBatch::view<int*>& selected);
+
+}  // namespace detail
+
+/// A batch model as a stage's potential: a handle that copies share (the stages of one rank share
+/// its model).
+class Model {
+ public:
+  /// No model: kernel() throws.
+  Model() {}  // NOLINT(modernize-use-equals-default): see systems::SystemsBatch()
+  explicit Model(std::shared_ptr<BatchModel> model);
+
+  /// The model (throws baton::Error when there is none).
+  BatchModel& model() const;
+  /// Checks that there is a model with a positive, finite cutoff (baton::Error) and returns the
+  /// kernels' view of it.
+  detail::ModelCutoff kernel() const;
+
+ private:
+  std::shared_ptr<BatchModel> model_;
+};
+
+/// An integrator over a batch model: IntegratorStage's contract (integrator.hpp) with the Update's
+/// step split (before_forces, after_forces), the forces of all the batch's stepping systems
+/// computed by one model call in between. The model's virial comes with every evaluation.
+template <class Update>
+class IntegratorStage<Model, Update> : public Stage {
+ public:
+  using System = IntegratorSystem<detail::ModelCutoff>;
+
+  explicit IntegratorStage(Model model = {}, Update update = {}, NeighbourOptions neighbours = {},
+                           const Units& units = Units::lj())
+      : potential_(std::move(model)),
+        update_(std::move(update)),
+        skin_(neighbours.skin_in(units)),
+        lists_(neighbours),
+        work_(std::make_shared<detail::ModelWorkspace>()) {
+    static_assert(detail::has_split_step<Update, System>::value,
+                  "a stage over a batch model needs an Update with before_forces(System&) and "
+                  "after_forces(System&) (see baton/dynamics/integrator.hpp): the model "
+                  "evaluates the whole batch between them");
+    (void)potential_.kernel();
+  }
+
+  std::string name() const override { return update_.name(); }
+  void enter(systems::SystemsBatch& batch, int first, int n) override;
+  void advance(systems::SystemsBatch& batch, int max_steps) override;
+  double cost_estimate() const override {
+    if constexpr (detail::has_cost_estimate<Update>::value)
+      return update_.cost_estimate();
+    else
+      return update_.step_limit() > 0 ? static_cast<double>(update_.step_limit()) : 1;
+  }
+  long step_limit() const override {
+    const long limit = update_.step_limit();
+    return limit > 0 ? limit : 0;
+  }
+
+  const Model& potential() const noexcept { return potential_; }
+  const Update& update() const noexcept { return update_; }
+  const NeighbourLists& neighbour_lists() const noexcept { return lists_; }
+  double skin() const noexcept { return skin_; }
+  /// Edges of the model's last evaluation.
+  int last_edges() const noexcept { return work_->last_edges(); }
+
+ private:
+  Model potential_;
+  Update update_;
+  double skin_;
+  NeighbourLists lists_;
+  std::shared_ptr<detail::ModelWorkspace> work_;
+};
+
+// Implementation.
+
+template <class Update>
+void IntegratorStage<Model, Update>::enter(systems::SystemsBatch& batch, int first, int n) {
+  detail::check_slots("IntegratorStage::enter", batch, first, n);
+  if constexpr (detail::has_enter<Update>::value)
+    update_.enter(batch, first, n);
+  if (n == 0)
+    return;
+  const double rc2 = potential_.kernel().rc2;
+  detail::check_cutoff(batch, first, n, rc2);
+  const auto scratch = batch.scratch;
+  const auto stale = batch.forces_stale;
+  const int column = systems::bound_column;
+  Kokkos::parallel_for(  // not known yet whether they are bound: the first advance() finds out
+      "baton::dynamics::model_enter",
+      Kokkos::RangePolicy<systems::SystemsBatch::execution_space>(first, first + n),
+      KOKKOS_LAMBDA(int s) {
+        scratch(s, column) = 0;
+        stale(s) = 0;
+      });
+  lists_.prepare(batch, rc2, skin_);
+  const auto& selected = work_->selection(batch.num_systems());
+  detail::select_entering(batch, first, n, selected);
+  work_->evaluate(potential_.model(), batch, selected, lists_);
+}
+
+template <class Update>
+void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int max_steps) {
+  detail::check_max_steps("IntegratorStage::advance", max_steps);
+  const int n = batch.num_systems();
+  if (n == 0 || max_steps == 0)
+    return;
+  const detail::ModelCutoff pot = potential_.kernel();
+  const Update update = update_;
+  const long limit = update_.step_limit();
+  constexpr int active = static_cast<int>(systems::SystemStatus::active);
+  const std::string label = "baton::dynamics::" + name();
+  lists_.begin_call(batch, pot.rc2, skin_);
+  const auto selected = work_->selection(n);
+  for (int k = 0;; ++k) {
+    const bool first_step = k == 0;
+    // Which systems take a step, and their moves up to the forces.
+    const detail::StageViews before(batch, lists_);
+    Kokkos::parallel_for(
+        label + "_before", detail::system_teams(n), KOKKOS_LAMBDA(const detail::TeamMember& team) {
+          const int s = team.league_rank();
+          if (before.status(s) != active) {
+            Kokkos::single(Kokkos::PerTeam(team), [&]() { selected(s) = 0; });
+            return;
+          }
+          detail::StageSystem sys = before.begin(team, pot, s);
+          for (int c = 0; c < 6; ++c)
+            sys.r.virial[c] = before.out.virial(s, c);
+          System system(team, pot, before, sys);
+          if (first_step)
+            detail::update_begin(update, system);
+          bool go = false;
+          if (!sys.done) {
+            if (detail::update_done(update, system) || (limit >= 0 && sys.taken >= limit))
+              sys.done = true;
+            else
+              go = !before.call_over(sys, max_steps);
+          }
+          if (go)
+            update.before_forces(system);
+          team.team_barrier();  // every thread loaded the state before one stores it
+          system.store_state();
+          before.store_system(team, sys);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { selected(s) = go ? 1 : 0; });
+        });
+    if (work_->evaluate(potential_.model(), batch, selected, lists_) == 0)
+      break;
+    // The rest of the step with the new forces, and the checks.
+    const detail::StageViews after(batch, lists_);
+    Kokkos::parallel_for(
+        label + "_after", detail::system_teams(n), KOKKOS_LAMBDA(const detail::TeamMember& team) {
+          const int s = team.league_rank();
+          if (selected(s) == 0)
+            return;
+          detail::StageSystem sys = after.load(s);
+          for (int c = 0; c < 6; ++c)
+            sys.r.virial[c] = after.out.virial(s, c);
+          System system(team, pot, after, sys);
+          update.after_forces(system);
+          team.team_barrier();
+          after.stepped(team, pot, sys);
+          team.team_barrier();
+          system.store_state();
+          after.store_system(team, sys);
+        });
+  }
+}
+
+extern template class IntegratorStage<Model, FireUpdate>;
+extern template class IntegratorStage<Model, VerletUpdate>;
+extern template class IntegratorStage<Model, LangevinUpdate>;
+extern template class FireStage<Model>;
+extern template class VerletStage<Model>;
+extern template class LangevinStage<Model>;
+
+}  // namespace baton::dynamics

@@ -16,6 +16,7 @@
 #include <baton/pipeline/source.hpp>
 #include <baton/pipeline/summary.hpp>
 #include <baton/systems/cell.hpp>
+#include <baton/systems/elements.hpp>
 #include <baton/systems/host_transfer.hpp>
 #include <baton/systems/xyz.hpp>
 #include <baton/timing/report.hpp>
@@ -41,36 +42,51 @@ namespace pipeline_app {
 namespace {
 
 // What is wrong with one input system before it runs, or "" (and, with an EAM file, it gets the
-// file's masses when it has none).
-std::string input_problem(sys::HostSystem& s, const Options& o,
-                          const std::optional<dyn::Eam>& eam) {
+// file's masses when it has none; with a TorchScript model in metal units, the elements' standard
+// masses).
+std::string input_problem(sys::HostSystem& s, const Options& o, const FilePotential& file) {
   std::string problem = sys::host_system_problem(s);
   if (problem.empty()) {  // a cell too small for the cutoff, found now rather than mid-run
-    const double cutoff = eam ? eam->tables().cutoff : o.lj.cutoff > 0 ? o.lj.cutoff : INFINITY;
+    const double cutoff = file.eam          ? file.eam->tables().cutoff
+                          : file.torch      ? file.torch->cutoff()
+                          : o.lj.cutoff > 0 ? o.lj.cutoff
+                                            : INFINITY;
     const std::string small = sys::cutoff_problem(s.cell, sys::pbc_bits(s.pbc), cutoff);
     if (!small.empty())
       problem = "needs a larger cell: " + small;
   }
-  if (problem.empty() && eam) {  // every element known to the file; masses from it
-    const auto& known = eam->elements();
+  const std::vector<std::string> known = file.species();
+  if (problem.empty() && !known.empty()) {  // every species known to the file
+    const std::string& path = file.eam ? o.potential_file : o.model;
     for (const std::string& e : s.species)
       if (problem.empty() && std::find(known.begin(), known.end(), e) == known.end()) {
         std::string list;
         for (const std::string& k : known)
           list += (list.empty() ? "" : ", ") + k;
-        problem = "has element '" + e + "', which " + o.potential_file + " does not have (it has " +
-                  list + ")";
+        problem = std::string(file.eam ? "has element '" : "has species '") + e + "', which " +
+                  path + " does not have (it has " + list + ")";
       }
-    if (problem.empty() && s.masses.empty())
-      for (const std::string& e : s.species)
-        s.masses.push_back(eam->mass(e));
+  }
+  if (problem.empty() && s.masses.empty() && file.eam)
+    for (const std::string& e : s.species)
+      s.masses.push_back(file.eam->mass(e));
+  if (problem.empty() && s.masses.empty() && file.torch && o.fire.units.name == "metal") {
+    for (const std::string& e : s.species) {
+      const double m = sys::standard_atomic_mass(e);
+      if (std::isnan(m) && problem.empty())
+        problem = "has no masses and species '" + e +
+                  "' is not an element symbol: give a masses column (a TorchScript model "
+                  "carries no masses)";
+      s.masses.push_back(m);
+    }
+    if (!problem.empty())
+      s.masses.clear();
   }
   return problem;
 }
 
 // Checks every frame of --input; returns the source that streams it, passing over `done`.
-std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
-                                                  const std::optional<dyn::Eam>& eam,
+std::unique_ptr<pl::SystemSource> open_input_file(const Options& o, const FilePotential& file,
                                                   const std::vector<std::int64_t>& done) {
   std::vector<std::int64_t> ids;
   std::int64_t largest = 0, count = 0;
@@ -78,7 +94,7 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
   try {
     sys::XyzReader reader(o.input);
     while (std::optional<sys::HostSystem> s = reader.next()) {
-      const std::string problem = input_problem(*s, o, eam);
+      const std::string problem = input_problem(*s, o, file);
       app::require(problem.empty(), "input",
                    "'" + o.input + "' frame " + std::to_string(reader.frames()) + " (system " +
                        std::to_string(s->id) + ") " + problem);
@@ -100,7 +116,7 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o,
                "'" + o.input + "': system_id " +
                    (twice == ids.end() ? "" : std::to_string(*twice)) +
                    " is in more than one frame (ids name the results)");
-  auto check = [&o, &eam](sys::HostSystem& s) { return input_problem(s, o, eam); };
+  auto check = [&o, &file](sys::HostSystem& s) { return input_problem(s, o, file); };
   return std::make_unique<pl::XyzFileSource>(o.input, check, done, count, largest, labels.names());
 }
 
@@ -135,7 +151,7 @@ std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
 // Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it is
 // this run's) and then the input; every rank learns whether that worked (exit code 2 if not).
 Input open_input(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
-                 const std::optional<dyn::Eam>& eam, const po::variables_map& vm) {
+                 const FilePotential& file, const po::variables_map& vm) {
   Input in;
   baton::on_every_rank(
       world,
@@ -162,7 +178,7 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
             std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
                       << "', so every system runs\n";
         }
-        in.source = o.input.empty() ? built_in_input(o, done) : open_input_file(o, eam, done);
+        in.source = o.input.empty() ? built_in_input(o, done) : open_input_file(o, file, done);
       },
       app::exit_usage);
   return in;

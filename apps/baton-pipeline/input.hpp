@@ -28,7 +28,7 @@ struct Input {
 /// Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it
 /// is this run's) and then the input; every rank learns whether that worked (exit code 2 if not).
 Input open_input(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
-                 const std::optional<dyn::Eam>& eam, const po::variables_map& vm);
+                 const FilePotential& file, const po::variables_map& vm);
 
 // Rank 0: counts the results and their lowest energy, and passes them on to the file (if any).
 class Results : public pl::ResultSink {

@@ -1,6 +1,6 @@
-// baton-pipeline: batches of atomic systems (clusters or periodic cells; Lennard-Jones, Morse or
-// EAM) through stages of dynamics (FIRE relaxation, Langevin, NVE), the stages spread over MPI
-// ranks, finished systems handed from rank to rank.
+// baton-pipeline: batches of atomic systems (clusters or periodic cells; Lennard-Jones, Morse,
+// EAM or a TorchScript model) through stages of dynamics (FIRE relaxation, Langevin, NVE), the
+// stages spread over MPI ranks, finished systems handed from rank to rank.
 //   mpiexec -n 2 baton-pipeline                      (built-in example: 200 perturbed LJ clusters)
 //   srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz
 // Every option can also come from a config file (--config run.cfg, lines "fmax = 1e-5").
@@ -51,8 +51,8 @@ namespace {
 
 int run(const baton::Communicator& world, const Options& o, const po::variables_map& vm,
         const pl::Pipeline& pipeline, const pl::DriverOptions& settings,
-        const std::optional<dyn::Eam>& eam) {
-  Input input = open_input(world, o, pipeline, eam, vm);
+        const FilePotential& file) {
+  Input input = open_input(world, o, pipeline, file, vm);
   stop::install(world.rank(), input.file ? o.output + pl::XyzFileSink::partial_suffix : "",
                 input.resumed);
   Results results(input.file.get());
@@ -154,8 +154,10 @@ int main(int argc, char** argv) {
   Options o;
   app::AppSpec spec{"baton-pipeline", po::options_description("Options"), {}, "config", "", ""};
   spec.usage =
-      "baton-pipeline: batches of atomic systems (clusters or periodic cells; Lennard-Jones, Morse "
-      "or EAM) through stages of dynamics (FIRE, Langevin, NVE) spread over MPI ranks\n"
+      "baton-pipeline: batches of atomic systems (clusters or periodic cells; Lennard-Jones, "
+      "Morse, "
+      "EAM or a TorchScript model) through stages of dynamics (FIRE, Langevin, NVE) spread over "
+      "MPI ranks\n"
       "  mpiexec -n 2 baton-pipeline        (built-in example: 200 perturbed LJ clusters)\n"
       "  srun -n 4 baton-pipeline --stages fire,nve --input start.xyz --output done.xyz\n"
       "Every option can also come from --config FILE (lines \"fmax = 1e-5\"). All options are "
@@ -166,7 +168,7 @@ int main(int argc, char** argv) {
                     const baton::Communicator& world = runtime.world();
                     pl::Pipeline pipeline;
                     pl::DriverOptions settings;
-                    std::optional<dyn::Eam> eam;
+                    FilePotential file;
                     baton::on_every_rank(
                         world,
                         [&] {
@@ -178,24 +180,18 @@ int main(int argc, char** argv) {
                           o.nve.seed = o.langevin.seed = o.seed;
                           check_potential_options(o);
                           resolve_units(o, vm);
-                          if (o.potential == "eam") {
-                            try {  // every rank reads the file once
-                              eam.emplace(o.potential_file);
-                            } catch (const baton::Error& e) {
-                              throw app::UsageError(std::string("--potential-file: ") + e.what());
-                            }
-                          }
-                          pipeline = build_pipeline(o, eam);
+                          file = FilePotential::load(o);
+                          pipeline = build_pipeline(o, file);
                           check_options(o, pipeline, world.size());
                           try {
                             settings = build_settings(o);
-                            if (eam)
-                              settings.species = eam->elements();
+                            if (!file.species().empty())
+                              settings.species = file.species();
                           } catch (const baton::Error& e) {
                             throw app::UsageError(std::string("--mode: ") + e.what());
                           }
                         },
                         app::exit_usage);
-                    return run(world, o, vm, pipeline, settings, eam);
+                    return run(world, o, vm, pipeline, settings, file);
                   });
 }

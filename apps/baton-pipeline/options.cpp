@@ -107,13 +107,46 @@ pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
 
 }  // namespace
 
-// The stages of --stages over the potential of --potential (`eam`: the one read from its file).
-pl::Pipeline build_pipeline(const Options& o, const std::optional<dyn::Eam>& eam) {
+FilePotential FilePotential::load(const Options& o) {
+  FilePotential file;
+  if (o.potential == "eam") {
+    try {  // every rank reads the file once
+      file.eam.emplace(o.potential_file);
+    } catch (const baton::Error& e) {
+      throw app::UsageError(std::string("--potential-file: ") + e.what());
+    }
+  } else if (o.potential == "torch") {
+    std::vector<std::string> names;
+    std::stringstream list(o.model_species);
+    for (std::string name; std::getline(list, name, ',');)
+      if (!name.empty())
+        names.push_back(name);
+    try {
+      file.torch = baton::models::load_torch_model({o.model, o.model_cutoff, names});
+    } catch (const baton::Error& e) {
+      throw app::UsageError(std::string("--model: ") + e.what());
+    }
+  }
+  return file;
+}
+
+std::vector<std::string> FilePotential::species() const {
+  if (eam)
+    return eam->elements();
+  if (torch)
+    return torch->type_names();
+  return {};
+}
+
+// The stages of --stages over the potential of --potential (`file`: eam's or torch's).
+pl::Pipeline build_pipeline(const Options& o, const FilePotential& file) {
   if (o.potential == "lj")
     return build_pipeline(o, o.lj);
   if (o.potential == "morse")
     return build_pipeline(o, o.morse);
-  return build_pipeline(o, eam.value());
+  if (o.potential == "torch")
+    return build_pipeline(o, dyn::Model(file.torch, o.model_per_system));
+  return build_pipeline(o, file.eam.value());
 }
 
 // --units auto: metal for EAM (its files are in metal units), lj otherwise. Options the user did
@@ -124,7 +157,8 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
   app::require(o.potential != "eam" || o.units != "lj", "units",
                "lj contradicts --potential eam: LAMMPS' EAM files are in metal units (eV, A, amu); "
                "give --units metal or leave it at auto");
-  const std::string name = o.units != "auto" ? o.units : o.potential == "eam" ? "metal" : "lj";
+  const bool metal_potential = o.potential == "eam" || o.potential == "torch";
+  const std::string name = o.units != "auto" ? o.units : metal_potential ? "metal" : "lj";
   const dyn::Units units = dyn::Units::named(name);
   if (name == "metal") {
     const auto unless_given = [&](const char* option, auto& value, auto metal_default) {
@@ -144,8 +178,24 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
 // The potential's options, checked before the stages (which check them again) are built, so that
 // an error names the option. Throws app::UsageError.
 void check_potential_options(const Options& o) {
-  app::require(o.potential == "lj" || o.potential == "morse" || o.potential == "eam", "potential",
-               "unknown potential '" + o.potential + "' (choose from lj, morse, eam)");
+  app::require(o.potential == "lj" || o.potential == "morse" || o.potential == "eam" ||
+                   o.potential == "torch",
+               "potential",
+               "unknown potential '" + o.potential + "' (choose from lj, morse, eam, torch)");
+  if (o.potential == "torch") {
+    app::require(baton::models::torch_enabled(), "potential",
+                 "torch: this baton-pipeline was built without libtorch; install it (Debian: "
+                 "apt-get install libtorch-dev) and configure Baton with -DBATON_ENABLE_TORCH=ON "
+                 "(Spack: baton+torch)");
+    app::require(!o.model.empty(), "model",
+                 "--potential torch needs --model FILE (a TorchScript model file)");
+    app::require_input_file(o.model, "model");
+    app::require(!o.input.empty(), "input",
+                 "--potential torch needs --input (an extended XYZ file of the systems; the "
+                 "built-in clusters are Lennard-Jones clusters)");
+    app::require_finite(o.model_cutoff, "model-cutoff");
+    app::require(o.model_cutoff >= 0, "model-cutoff", "must be 0 (the model's r_max) or more");
+  }
   if (o.potential == "eam") {
     app::require(!o.potential_file.empty(), "potential-file",
                  "--potential eam needs a potential file (LAMMPS' *.eam or *.eam.alloy)");
@@ -244,8 +294,10 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   }
   // No output over an input or over another output: every file the run writes, checked now.
   std::vector<app::FileRole> inputs, outputs;
-  for (const auto& [path, name] :
-       {std::pair{o.input, "input"}, {o.potential_file, "potential-file"}, {o.config, "config"}})
+  for (const auto& [path, name] : {std::pair{o.input, "input"},
+                                   {o.potential_file, "potential-file"},
+                                   {o.model, "model"},
+                                   {o.config, "config"}})
     if (!path.empty())
       inputs.push_back({path, name});
   if (o.output != "none") {
@@ -346,6 +398,8 @@ pl::RunDescription describe_run(const Options& o, const po::variables_map& vm) {
     run.emplace_back("input-file", file_identity(o.input, "input"));
   if (!o.potential_file.empty())
     run.emplace_back("potential-file-content", file_identity(o.potential_file, "potential-file"));
+  if (!o.model.empty())
+    run.emplace_back("model-content", file_identity(o.model, "model"));
   return run;
 }
 
@@ -382,7 +436,11 @@ void declare_options(po::options_description& options, Options& o) {
     ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
     ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none; written as systems finish to FILE.part, renamed to FILE when the run completes")
     ("resume", po::bool_switch(&o.resume), "go on from an unfinished run's FILE.part (exit 5 after SIGTERM/SIGINT, or a killed run): its systems are not run again; refused (exit 2) when FILE.part was written with another input or options, naming what differs; without FILE.part every system runs")
-    ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, or eam (with --potential-file)")
+    ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, eam (with --potential-file), or torch (a TorchScript model, --model)")
+    ("model", po::value(&o.model), "torch: the TorchScript model file (docs/models.md); species and cutoff come from it")
+    ("model-cutoff", app::value(&o.model_cutoff, 0.0), "torch: the model's cutoff, when its file has no r_max (0: the file's)")
+    ("model-per-system", po::bool_switch(&o.model_per_system), "torch: call the model on one system at a time: results bit-identical at any rank count (batched calls agree to rounding), slower")
+    ("model-species", po::value(&o.model_species), "torch: the model's species names in its atom_types order, comma-separated, when its file has no type_names")
     ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")
     ("units", app::value(&o.units, std::string("auto")), "unit system: lj, metal (eV, A, amu, ps, K), or auto (metal for eam, else lj); metal changes the defaults of --fire-dt (0.001), --fire-dt-max (0.01), --dt (0.001) and --temperature (300)")
     ("epsilon", app::value(&o.lj.epsilon, 1.0), "lj: epsilon (> 0)")

@@ -3,7 +3,9 @@
 // pipeline, its settings and the run description --resume compares.
 
 #include <baton/baton.hpp>
+#include <baton/models/torch_model.hpp>
 #include <boost/program_options.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,9 @@ struct Options {
   std::string stage_ranks, stage_modes, spill;
   int overflow_host = 0;
   std::string potential, potential_file, units;
+  std::string model, model_species;  ///< --potential torch: the TorchScript file, species names
+  double model_cutoff = 0;           ///< > 0: overrides the model's r_max
+  bool model_per_system = false;     ///< one system per model call (bit-identical at any ranks)
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
   double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default
@@ -36,13 +41,22 @@ struct Options {
 std::vector<int> int_list(const std::string& text, const char* what);
 /// Declares every option of the command line (and config file) into `options`, bound to `o`.
 void declare_options(po::options_description& options, Options& o);
+/// A potential read from a file: EAM tables (--potential eam) or a TorchScript model (torch).
+struct FilePotential {
+  std::optional<baton::dynamics::Eam> eam;
+  std::shared_ptr<baton::models::TorchModel> torch;
+  /// Reads the file of --potential eam or torch on this rank (app::UsageError naming the option).
+  static FilePotential load(const Options& o);
+  /// The species it knows, in its order (empty: any, for lj and morse).
+  std::vector<std::string> species() const;
+};
+
 /// Checks the potential's options (names the option). Throws app::UsageError.
 void check_potential_options(const Options& o);
 /// --units auto: metal for EAM, lj otherwise; options not given get the unit system's defaults.
 baton::dynamics::Units resolve_units(Options& o, const po::variables_map& vm);
-/// The stages of --stages over the potential of --potential (`eam`: the one read from its file).
-baton::pipeline::Pipeline build_pipeline(const Options& o,
-                                         const std::optional<baton::dynamics::Eam>& eam);
+/// The stages of --stages over the potential of --potential (`file`: eam's or torch's).
+baton::pipeline::Pipeline build_pipeline(const Options& o, const FilePotential& file);
 /// Every option checked before any work. Throws app::UsageError.
 void check_options(const Options& o, const baton::pipeline::Pipeline& pipeline, int world_size);
 /// The driver's settings from the options.

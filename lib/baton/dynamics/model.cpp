@@ -9,7 +9,15 @@
 
 namespace baton::dynamics {
 
-Model::Model(std::shared_ptr<BatchModel> model) : model_(std::move(model)) {}
+Model::Model(std::shared_ptr<BatchModel> model, bool one_system_per_call)
+    : model_(std::move(model)), one_system_per_call_(one_system_per_call) {}
+
+int Model::evaluate(detail::ModelWorkspace& work, systems::SystemsBatch& batch,
+                    const systems::SystemsBatch::view<int*>& selected,
+                    NeighbourLists& lists) const {
+  return one_system_per_call_ ? work.evaluate_each(model(), batch, selected, lists)
+                              : work.evaluate(model(), batch, selected, lists);
+}
 
 BatchModel& Model::model() const {
   if (!model_)
@@ -167,14 +175,9 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
     throw Error("baton::dynamics::Model: " + std::to_string(edges) +
                 " edges in one evaluation; the most is 2^31 - 1 (give the stage fewer atoms)");
   in_.edges = static_cast<int>(edges);
-  if (in_.edge_index.extent(1) < static_cast<std::size_t>(edges) ||
-      in_.edge_index.data() == nullptr) {
-    const std::size_t rows = static_cast<std::size_t>(edges) + edges / 2 + 1;
-    in_.edge_index = decltype(in_.edge_index)(
-        Kokkos::view_alloc("baton::model::edge_index", Kokkos::WithoutInitializing), 2, rows);
-    in_.edge_cell_shift = decltype(in_.edge_cell_shift)(
-        Kokkos::view_alloc("baton::model::edge_cell_shift", Kokkos::WithoutInitializing), rows);
-  }
+  reserve(edge_buffer_, 2 * static_cast<std::size_t>(edges), "edge_index");
+  reserve(in_.edge_cell_shift, static_cast<std::size_t>(edges), "edge_cell_shift");
+  in_.edge_index = decltype(in_.edge_index)(edge_buffer_.data(), 2, edges);
   const auto edge_index = in_.edge_index;
   const auto edge_shift = in_.edge_cell_shift;
 
@@ -244,6 +247,28 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
       });
   lists.grow_after_call(batch);
   return systems;
+}
+
+int ModelWorkspace::evaluate_each(BatchModel& model, systems::SystemsBatch& batch,
+                                  const systems::SystemsBatch::view<int*>& selected,
+                                  NeighbourLists& lists) {
+  const int n = batch.num_systems();
+  if (n == 0)
+    return 0;
+  const auto chosen = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(selected, std::make_pair(0, n)));
+  reserve(one_, n, "one");
+  const auto one = one_;
+  int evaluated = 0;
+  for (int target = 0; target < n; ++target) {
+    if (chosen(target) == 0)
+      continue;
+    Kokkos::parallel_for(
+        "baton::dynamics::model_select_one", ExecPolicy(0, n),
+        KOKKOS_LAMBDA(int s) { one(s) = s == target ? 1 : 0; });
+    evaluated += evaluate(model, batch, one, lists);
+  }
+  return evaluated;
 }
 
 }  // namespace detail

@@ -44,7 +44,7 @@ struct ModelInputs {
   view<std::int64_t*> ptr;            ///< [S + 1] atom offsets
   view<double* [9]> cell;             ///< [S] cell rows a, b, c (all 0 in a cluster)
   view<int* [3]> pbc;                 ///< [S] 1 for a periodic axis
-  view<std::int64_t**> edge_index;    ///< [2][capacity]: row 0 the centre i, row 1 the neighbour j
+  view<std::int64_t**> edge_index;    ///< [2][E]: row 0 the centre i, row 1 the neighbour j
   view<double* [3]> edge_cell_shift;  ///< [capacity][3] the image of j, in cell vectors
 };
 
@@ -88,6 +88,9 @@ class ModelWorkspace {
   /// fmax, forces and virial written into the batch. Returns the number of systems evaluated.
   int evaluate(BatchModel& model, systems::SystemsBatch& batch,
                const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists);
+  /// evaluate() one system at a time (the selected slots read back to the host first).
+  int evaluate_each(BatchModel& model, systems::SystemsBatch& batch,
+                    const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists);
   /// A View of at least `n` flags (the selection evaluate() reads).
   const systems::SystemsBatch::view<int*>& selection(int n);
   /// Edges of the last evaluation.
@@ -96,10 +99,13 @@ class ModelWorkspace {
  private:
   ModelInputs in_;
   ModelOutputs out_;
-  systems::SystemsBatch::view<int*> selected_;
+  systems::SystemsBatch::view<int*> selected_, one_;
   systems::SystemsBatch::view<std::int64_t*> slot_first_;  ///< per slot: system index, first atom
   systems::SystemsBatch::view<int*> slot_system_;
   systems::SystemsBatch::view<std::int64_t*> edge_start_;  ///< per atom: first edge
+  /// edge_index's memory: [2][E] in its first 2 E entries, so that row 1 starts at E (where it
+  /// starts can change a model's last bits: libtorch's loops depend on alignment)
+  systems::SystemsBatch::view<std::int64_t*> edge_buffer_;
 };
 
 /// Marks Active slots [first, first + n) of `batch` in `selected` (others 0, up to num_systems()).
@@ -114,16 +120,27 @@ class Model {
  public:
   /// No model: kernel() throws.
   Model() {}  // NOLINT(modernize-use-equals-default): see systems::SystemsBatch()
-  explicit Model(std::shared_ptr<BatchModel> model);
+  /// `model`, called on all the systems that step together, or, with `one_system_per_call`, on
+  /// one system at a time. A model's numbers for an atom may depend on the batch around it in the
+  /// last bits (libtorch's vectorised loops take the batch's last elements one by one): one
+  /// system per call makes every result independent of the batch, and so bit-identical at any
+  /// rank count, at the cost of more, smaller calls.
+  explicit Model(std::shared_ptr<BatchModel> model, bool one_system_per_call = false);
 
   /// The model (throws baton::Error when there is none).
   BatchModel& model() const;
   /// Checks that there is a model with a positive, finite cutoff (baton::Error) and returns the
   /// kernels' view of it.
   detail::ModelCutoff kernel() const;
+  bool one_system_per_call() const noexcept { return one_system_per_call_; }
+  /// Evaluates the model on the selected slots (detail::ModelWorkspace::evaluate or
+  /// evaluate_each); returns the number of systems evaluated.
+  int evaluate(detail::ModelWorkspace& work, systems::SystemsBatch& batch,
+               const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists) const;
 
  private:
   std::shared_ptr<BatchModel> model_;
+  bool one_system_per_call_ = false;
 };
 
 /// An integrator over a batch model: IntegratorStage's contract (integrator.hpp) with the Update's
@@ -201,7 +218,7 @@ void IntegratorStage<Model, Update>::enter(systems::SystemsBatch& batch, int fir
   lists_.prepare(batch, rc2, skin_);
   const auto& selected = work_->selection(batch.num_systems());
   detail::select_entering(batch, first, n, selected);
-  work_->evaluate(potential_.model(), batch, selected, lists_);
+  potential_.evaluate(*work_, batch, selected, lists_);
 }
 
 template <class Update>
@@ -248,7 +265,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
           before.store_system(team, sys);
           Kokkos::single(Kokkos::PerTeam(team), [&]() { selected(s) = go ? 1 : 0; });
         });
-    if (work_->evaluate(potential_.model(), batch, selected, lists_) == 0)
+    if (potential_.evaluate(*work_, batch, selected, lists_) == 0)
       break;
     // The rest of the step with the new forces, and the checks.
     const detail::StageViews after(batch, lists_);

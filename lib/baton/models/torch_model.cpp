@@ -69,6 +69,10 @@ TorchModel::TorchModel(const TorchOptions& options) : impl_(std::make_unique<Imp
                 "' is not a TorchScript model libtorch can load: " + first_line(e.what()));
   }
   impl_->module.eval();
+  // TorchScript's optimising executor profiles the first calls and then runs another graph (fused
+  // kernels): the same input would give other last bits from the third call on, so results would
+  // depend on how many calls came before. Every call runs the same graph.
+  torch::jit::setGraphExecutorOptimize(false);
   impl_->cutoff = options.cutoff;
   if (!(impl_->cutoff > 0)) {
     std::istringstream in(extra["r_max"]);
@@ -125,7 +129,7 @@ void TorchModel::evaluate(const dynamics::ModelInputs& in, const dynamics::Model
     torch::Tensor pos = torch::from_blob(in.pos.data(), {n, 3}, f64).to(dtype);
     torch::Tensor cell = torch::from_blob(in.cell.data(), {s, 3, 3}, f64).to(dtype);
     const torch::Tensor batch = torch::from_blob(in.batch.data(), {n}, i64);
-    const auto edge_stride = static_cast<std::int64_t>(in.edge_index.extent(1));
+    const auto edge_stride = static_cast<std::int64_t>(in.edge_index.stride(0));
     const torch::Tensor edge_index =
         torch::from_blob(in.edge_index.data(), {2, e}, {edge_stride, 1}, i64);
     const torch::Tensor shift = torch::from_blob(in.edge_cell_shift.data(), {e, 3}, f64).to(dtype);

@@ -8,10 +8,14 @@ Every model takes the batched NequIP/Allegro dict (docs/models.md) and returns a
   lj_forces.pt     the same, returning its own forces and virial (analytic).
   lj32.pt          lj.pt in float32.
   manybody.pt      an energy-only embedding model of two species (A, B): E = sum_i F(rho_i),
-                   rho_i = sum_j w(t_i, t_j) phi(r_ij), smooth at its cutoff 3.0.
+                   rho_i = sum_j w(t_i, t_j) phi(r_ij), smooth at its cutoff 2.0.
   nan.pt           lj.pt whose energy is NaN for systems with an atom of type 1 (B).
   no_energy.pt     returns {"energy": ...}: no total_energy.
   no_cutoff.pt     lj.pt without its r_max entry.
+  not_a_model.pt   text.
+  systems.xyz      input for baton-pipeline: 4 clusters (fcc fragments of 32 atoms) and 2 periodic
+                   fcc cells of 108 atoms (orthorhombic and triclinic), species A and B, in
+                   Lennard-Jones units.
 """
 import math
 import os
@@ -84,7 +88,7 @@ class LJForces(LJ):
 class ManyBody(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.rc = 3.0
+        self.rc = 2.0
         self.register_buffer("w", torch.tensor([[1.0, 0.7], [0.7, 1.3]], dtype=torch.float64))
 
     def forward(self, data: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -119,17 +123,52 @@ def save(module: torch.nn.Module, path: str, r_max, types: str, dtype: str = "")
     torch.jit.save(torch.jit.script(module), path, _extra_files=extra)
 
 
+def fcc(cells: int, a: float, jitter: float, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    basis = [(0, 0, 0), (0.5, 0.5, 0), (0.5, 0, 0.5), (0, 0.5, 0.5)]
+    pos = []
+    for z in range(cells):
+        for y in range(cells):
+            for x in range(cells):
+                for b in basis:
+                    p = [(x + b[0]) * a, (y + b[1]) * a, (z + b[2]) * a]
+                    d = (torch.rand(3, generator=gen, dtype=torch.float64) * 2 - 1) * jitter
+                    pos.append([p[k] + float(d[k]) for k in range(3)])
+    return pos
+
+
+def write_systems(path: str) -> None:
+    frames = []
+    for k in range(4):  # clusters: fcc fragments of 2^3 cells
+        pos = fcc(2, 1.6, 0.05, k)
+        frames.append((k, None, pos))
+    a = 3 * 1.7  # 3^3 fcc cells, wider than twice lj.pt's cutoff
+    frames.append((4, [a, 0, 0, 0, a, 0, 0, 0, a], fcc(3, 1.7, 0.05, 4)))
+    tri = fcc(3, 1.7, 0.05, 5)  # tilted: x += 0.5 y / a + 0.3 z / a, y -= 0.2 z / a (fractions kept)
+    frames.append((5, [a, 0, 0, 0.5, a, 0, 0.3, -0.2, a],
+                   [[p[0] + 0.5 * p[1] / a + 0.3 * p[2] / a, p[1] - 0.2 * p[2] / a, p[2]]
+                    for p in tri]))
+    with open(path, "w") as f:
+        for sid, cell, pos in frames:
+            f.write(f"{len(pos)}\n")
+            lattice = "" if cell is None else 'Lattice="' + " ".join(repr(c) for c in cell) + '" pbc="T T T" '
+            f.write(f"{lattice}Properties=species:S:1:pos:R:3 system_id={sid}\n")
+            for i, p in enumerate(pos):
+                f.write(f"{'B' if i % 3 == 1 else 'A'} {p[0]!r} {p[1]!r} {p[2]!r}\n")
+
+
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
     save(LJ(1.0, 1.0, 2.5, -1), f"{out}/lj.pt", 2.5, "A B")
     save(LJForces(1.0, 1.0, 2.5, -1), f"{out}/lj_forces.pt", 2.5, "A B")
     save(LJ(1.0, 1.0, 2.5, -1).to(torch.float32), f"{out}/lj32.pt", 2.5, "A B", "float32")
-    save(ManyBody(), f"{out}/manybody.pt", 3.0, "A B")
+    save(ManyBody(), f"{out}/manybody.pt", 2.0, "A B")
     save(LJ(1.0, 1.0, 2.5, 1), f"{out}/nan.pt", 2.5, "A B")
     save(NoEnergy(), f"{out}/no_energy.pt", 2.5, "A B")
     save(LJ(1.0, 1.0, 2.5, -1), f"{out}/no_cutoff.pt", None, "A B")
     with open(f"{out}/not_a_model.pt", "w") as f:
         f.write("this is not a TorchScript archive\n")
+    write_systems(f"{out}/systems.xyz")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,90 @@
+#!/bin/bash
+# baton-pipeline --potential torch: an energy-only model of two species (tests/models/make_models.py
+# manybody.pt, which Baton's code knows nothing of) relaxes clusters and periodic cells through
+# --stages fire; the results are bit-identical at 1 and 2 ranks, batched or one system per call, and
+# match the model's own energies, forces and virials at the output structures (check_results.py);
+# bad models and inputs are exit 2 with one line naming the cause; NaN energies fail systems (exit 4).
+#   check_pipeline_torch.sh APP MPIEXEC NP_FLAG OPENMPI WORK MODELS PYTHON
+models=$6 python=$7
+source "$(dirname "$0")/pipeline_script.sh"
+checks=$(dirname "$0")/../models/check_results.py
+run() {  # run NP OUTPUT ARGS...: baton-pipeline on NP ranks over the models' systems.xyz
+  local np=$1 out=$2
+  shift 2
+  "$mpiexec" "$np_flag" "$np" "${extra[@]}" "$app" --potential torch --units lj \
+    --input "$models/systems.xyz" --output "$out" --progress off "$@"
+}
+same() {  # same A B: the same systems with the same numbers (frames in any order)
+  "$python" - "$1" "$2" << 'PY'
+import re, sys
+def frames(path):
+    lines, out, i = open(path).read().splitlines(), {}, 0
+    while i < len(lines) and lines[i].strip():
+        n = int(lines[i])
+        head = re.sub(r' baton_run=("[^"]*"|\S+)', '', lines[i + 1])
+        out[re.search(r'system_id=(\d+)', head).group(1)] = (head, lines[i + 2:i + 2 + n])
+        i += 2 + n
+    return out
+a, b = frames(sys.argv[1]), frames(sys.argv[2])
+sys.exit(0 if a == b and len(a) == 6 else 1)
+PY
+}
+
+for np in 1 2; do
+  run "$np" fire$np.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 > fire$np.log 2>&1 ||
+    fail "fire at $np ranks: exit $?: $(cat fire$np.log)"
+  grep -q "6 systems in" fire$np.log || fail "fire at $np ranks: no summary: $(cat fire$np.log)"
+done
+same fire1.xyz fire2.xyz || fail "fire: the results at 1 and 2 ranks differ"
+run 2 each.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 --model-per-system > each.log 2>&1 ||
+  fail "--model-per-system: exit $?: $(cat each.log)"
+same fire1.xyz each.xyz || fail "--model-per-system: the results differ from batched calls"
+"$python" "$checks" "$models/manybody.pt" fire1.xyz || fail "fire: results are not the model's"
+"$python" - fire1.xyz << 'PY' || fail "fire: not every system relaxed to fmax 1e-5"
+import re, sys
+heads = [re.sub(r' baton_run=("[^"]*"|\S+)', '', l) for l in open(sys.argv[1]) if 'system_id=' in l]
+fmax = [float(re.search(r' fmax=(\S+)', h).group(1)) for h in heads]
+sys.exit(0 if len(fmax) == 6 and max(fmax) <= 1e-5 else 1)
+PY
+# NVE and Langevin over a model that returns its own forces and virial.
+run 2 md.xyz --model "$models/lj_forces.pt" --stages nve,langevin --nve-steps 50 \
+  --langevin-steps 50 > md.log 2>&1 || fail "nve,langevin: exit $?: $(cat md.log)"
+"$python" "$checks" "$models/lj_forces.pt" md.xyz || fail "nve,langevin: results are not the model's"
+
+# Bad models and inputs: exit 2, one line naming the cause.
+expect_usage() {  # expect_usage NAME PATTERN ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  run 1 bad.xyz "$@" > "$name.log" 2>&1
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, expected 2: $(cat "$name.log")"
+  grep -q -- "$pattern" "$name.log" || fail "$name: no '$pattern' in: $(cat "$name.log")"
+  # One line from baton-pipeline (Open MPI's mpiexec adds its own note on the exit code).
+  [ "$(grep -c '^baton-pipeline' "$name.log")" -eq 1 ] || fail "$name: not one line: $(cat "$name.log")"
+}
+expect_usage not_a_model "--model: .*not_a_model.pt' is not a TorchScript model libtorch can load: " \
+  --model "$models/not_a_model.pt"
+expect_usage missing "--model: .*missing.pt" --model "$models/missing.pt"
+expect_usage no_cutoff "no usable cutoff" --model "$models/no_cutoff.pt"
+sed 's/^B /C /' "$models/systems.xyz" > c.xyz
+"$mpiexec" "$np_flag" 1 "${extra[@]}" "$app" --potential torch --units lj --input c.xyz \
+  --model "$models/lj.pt" --output bad.xyz --progress off > species.log 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "species: exit $rc, expected 2: $(cat species.log)"
+grep -q "has species 'C', which .*lj.pt does not have (it has A, B)" species.log ||
+  fail "species: the missing species is not named: $(cat species.log)"
+# Metal units: element symbols get their standard masses; other labels need a masses column.
+"$mpiexec" "$np_flag" 1 "${extra[@]}" "$app" --potential torch --input "$models/systems.xyz" \
+  --model "$models/lj.pt" --output bad.xyz --progress off > masses.log 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "masses: exit $rc, expected 2: $(cat masses.log)"
+grep -q "species 'A' is not an element symbol: give a masses column" masses.log ||
+  fail "masses: the cause is not named: $(cat masses.log)"
+
+# A model whose energy is NaN for systems with a B atom: they fail, the run says so (exit 4).
+run 1 nan.xyz --model "$models/nan.pt" --stages fire > nan.log 2>&1
+rc=$?
+[ "$rc" -eq 4 ] || fail "nan.pt: exit $rc, expected 4: $(cat nan.log)"
+[ "$(grep -c 'failed=T' nan.xyz)" -eq 6 ] || fail "nan.pt: not every system (all have B) failed"
+grep -q 'failure="non-finite energy"' nan.xyz || fail "nan.pt: no failure reason in the results"
+echo "ok: a TorchScript model runs through baton-pipeline, identical at 1 and 2 ranks"

@@ -2,6 +2,7 @@
 //   mpiexec -n 4 baton-info        srun -n 4 baton-info
 #include <Kokkos_Core.hpp>
 #include <baton/baton.hpp>
+#include <baton/models/torch_model.hpp>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -64,6 +65,9 @@ int run(const baton::Runtime& runtime) {
                               "BATON_DEVICE_ALGORITHMS_ON_HOST=ON)"
                             : "host algorithms";
   std::printf("Kernels:   %s\n", kernels);
+  const std::string torch = baton::models::torch_version();
+  std::printf("Models:    %s\n", torch.empty() ? "no TorchScript (built without libtorch)"
+                                               : ("TorchScript through libtorch " + torch).c_str());
   const baton::CollectiveChecksDefault checks = baton::collective_checks_default();
   std::printf("Checks:    collective shape checks %s (decided by %s)\n", checks.on ? "on" : "off",
               checks.decided_by);

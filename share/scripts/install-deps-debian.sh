@@ -4,14 +4,16 @@
 #   share/scripts/install-deps-debian.sh --ci       also Slurm, clang (sanitizers, libFuzzer) and
 #                                                   llvm-symbolizer, valgrind, ccache, and the
 #                                                   references tests compare with: LAMMPS (lmp,
-#                                                   potential files) and ASE (extended XYZ)
+#                                                   potential files) and ASE (extended XYZ), and
+#                                                   libtorch with Python's torch (TorchScript
+#                                                   models: Baton::torch and its tests)
 set -euo pipefail
 packages=(cmake g++ make pkg-config python3
           openmpi-bin libopenmpi-dev mpich libmpich-dev
           libtrilinos-kokkos-dev libboost-program-options-dev doctest-dev)
 if [ "${1:-}" = "--ci" ]; then
   packages+=(slurmctld slurmd slurm-client munge clang-14 libclang-rt-14-dev llvm-14 valgrind ccache
-             lammps lammps-data python3-ase)
+             lammps lammps-data python3-ase libtorch-dev python3-torch)
 fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -221,6 +221,10 @@ bool torch_enabled() {
   return true;
 }
 
+std::string torch_version() {
+  return BATON_TORCH_VERSION;
+}
+
 std::shared_ptr<TorchModel> load_torch_model(const TorchOptions& options) {
   return std::make_shared<TorchModel>(options);
 }

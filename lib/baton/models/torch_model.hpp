@@ -52,6 +52,8 @@ class TorchModel : public dynamics::BatchModel {
 
 /// Whether this Baton was built with libtorch.
 bool torch_enabled();
+/// The libtorch version Baton was built with ("1.13.0"), or "" without libtorch.
+std::string torch_version();
 
 /// A Model handle over a TorchModel loaded from `options` (baton::Error as TorchModel()).
 std::shared_ptr<TorchModel> load_torch_model(const TorchOptions& options);

@@ -37,6 +37,10 @@ bool torch_enabled() {
   return false;
 }
 
+std::string torch_version() {
+  return "";
+}
+
 std::shared_ptr<TorchModel> load_torch_model(const TorchOptions& options) {
   return std::make_shared<TorchModel>(options);
 }

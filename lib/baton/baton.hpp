@@ -6,6 +6,7 @@
 
 #include "baton/core.hpp"
 #include "baton/dynamics.hpp"
+#include "baton/models.hpp"
 #include "baton/pipeline.hpp"
 #include "baton/rma.hpp"
 #include "baton/roles.hpp"

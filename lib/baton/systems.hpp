@@ -5,6 +5,7 @@
 
 #include "baton/systems/cell.hpp"
 #include "baton/systems/codec.hpp"
+#include "baton/systems/elements.hpp"
 #include "baton/systems/fields.hpp"
 #include "baton/systems/host_system.hpp"
 #include "baton/systems/host_transfer.hpp"

@@ -66,6 +66,7 @@ expect_usage not_a_model "--model: .*not_a_model.pt' is not a TorchScript model 
   --model "$models/not_a_model.pt"
 expect_usage missing "--model: .*missing.pt" --model "$models/missing.pt"
 expect_usage no_cutoff "no usable cutoff" --model "$models/no_cutoff.pt"
+expect_usage no_energy "the model's output has no total_energy" --model "$models/no_energy.pt"
 sed 's/^B /C /' "$models/systems.xyz" > c.xyz
 "$mpiexec" "$np_flag" 1 "${extra[@]}" "$app" --potential torch --units lj --input c.xyz \
   --model "$models/lj.pt" --output bad.xyz --progress off > species.log 2>&1

@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Every program in share/examples/ appears verbatim in a ```cpp block of some docs/*.md file.
+"""Every program in share/examples/ appears verbatim in a ```cpp (or, for *.py, ```python) block of
+some docs/*.md file.
 usage: check_examples.py <baton source dir>"""
 import pathlib
 import re
 import sys
 
 root = pathlib.Path(sys.argv[1])
-blocks = []
+blocks = {"cpp": [], "python": []}
 for doc in sorted((root / "docs").glob("*.md")):
-    blocks += [(doc.name, b) for b in re.findall(r"```cpp\n(.*?)```", doc.read_text(), re.S)]
+    for lang in blocks:
+        blocks[lang] += re.findall(r"```" + lang + r"\n(.*?)```", doc.read_text(), re.S)
 missing = []
-for example in sorted((root / "share" / "examples").glob("*.cpp")):
-    text = example.read_text()
-    if not any(block == text for _, block in blocks):
+examples = sorted((root / "share" / "examples").glob("*.cpp")) + sorted(
+    (root / "share" / "examples").glob("*.py"))
+for example in examples:
+    lang = "python" if example.suffix == ".py" else "cpp"
+    if example.read_text() not in blocks[lang]:
         missing.append(example.name)
 if missing:
     print("examples not shown verbatim in docs/:", ", ".join(missing))
     sys.exit(1)
-print(f"{len(list((root / 'share' / 'examples').glob('*.cpp')))} examples match their docs")
+print(f"{len(examples)} examples match their docs")

@@ -362,12 +362,9 @@ TEST_CASE("bad TorchScript models: errors with libtorch's reason, NaN energies f
   CHECK(error_of([] { (void)torch_model("no_cutoff.pt"); }).find("no usable cutoff") !=
         std::string::npos);
   CHECK(bm::load_torch_model({models_dir() + "/no_cutoff.pt", 2.5, {}})->cutoff() == 2.5);
-  {
-    Batch b({cluster(13, 0)});
-    bd::FireStage<bd::Model> stage(bd::Model(torch_model("no_energy.pt")));
-    CHECK(error_of([&] { stage.enter(b.batch, 0, 1); }).find("no total_energy") !=
-          std::string::npos);
-  }
+  // A model whose output does not follow the convention fails when it is loaded (a probe call).
+  CHECK(error_of([] { (void)torch_model("no_energy.pt"); }).find("no total_energy") !=
+        std::string::npos);
   // nan.pt: NaN energy for systems with a B atom; they fail, the others relax.
   bs::HostSystem bad = cluster(13, 1);
   bad.species[5] = "B";

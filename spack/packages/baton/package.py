@@ -44,6 +44,11 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
     variant("apps", default=True, description="Build the apps (baton-info, baton-pipeline, ...)")
     variant("shared", default=True, description="Build a shared library")
     variant(
+        "torch",
+        default=False,
+        description="TorchScript models through libtorch (a plugin opened when a model is loaded)",
+    )
+    variant(
         "gpu_aware_mpi",
         default="AUTO",
         values=("AUTO", "ON", "OFF"),
@@ -56,6 +61,7 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("mpi")
     depends_on("kokkos@3.4:")
     depends_on("boost@1.66:+program_options", when="+apps")
+    depends_on("py-torch", when="+torch")
     depends_on("doctest", type="test")
     depends_on("python@3:", type="test")
     # install_downstream builds a program with `pkg-config --cflags --libs baton`.
@@ -117,6 +123,7 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
             self.define_from_variant("BATON_ENABLE_APPS", "apps"),
             self.define_from_variant("BUILD_SHARED_LIBS", "shared"),
             self.define_from_variant("BATON_GPU_AWARE_MPI", "gpu_aware_mpi"),
+            self.define_from_variant("BATON_ENABLE_TORCH", "torch"),
             self.define("BATON_ENABLE_TESTS", self.run_tests),
             self.define("MPI_CXX_COMPILER", spec["mpi"].mpicxx),
             self.define("MPI_C_COMPILER", spec["mpi"].mpicc),
@@ -125,6 +132,8 @@ class Baton(CMakePackage, CudaPackage, ROCmPackage):
             # The tests' Python checks run with the python dependency, not a python3 from PATH.
             # (A spec concretized without tests has none: `spack dev-build --test=root`.)
             args.append(self.define("Python3_EXECUTABLE", spec["python"].command.path))
+            if spec.satisfies("+torch"):  # the test models are written by py-torch's python
+                args.append(self.define("BATON_TORCH_PYTHON", spec["python"].command.path))
         if spec.satisfies("+cuda"):
             # Kokkos' compiler (nvcc_wrapper) compiles Baton's CUDA-enabled Kokkos code.
             args.append(self.define("CMAKE_CXX_COMPILER", self.kokkos_compiler()))

@@ -439,7 +439,7 @@ void declare_options(po::options_description& options, Options& o) {
     ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, eam (with --potential-file), or torch (a TorchScript model, --model)")
     ("model", po::value(&o.model), "torch: the TorchScript model file (docs/models.md); species and cutoff come from it")
     ("model-cutoff", app::value(&o.model_cutoff, 0.0), "torch: the model's cutoff, when its file has no r_max (0: the file's)")
-    ("model-per-system", po::bool_switch(&o.model_per_system), "torch: call the model on one system at a time: results bit-identical at any rank count (batched calls agree to rounding), slower")
+    ("model-per-system", po::bool_switch(&o.model_per_system), "torch: call the model on one system at a time, for a model whose numbers for a system depend on the other systems of its call (results then independent of the batch and the rank count); slower")
     ("model-species", po::value(&o.model_species), "torch: the model's species names in its atom_types order, comma-separated, when its file has no type_names")
     ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")
     ("units", app::value(&o.units, std::string("auto")), "unit system: lj, metal (eV, A, amu, ps, K), or auto (metal for eam, else lj); metal changes the defaults of --fire-dt (0.001), --fire-dt-max (0.01), --dt (0.001) and --temperature (300)")

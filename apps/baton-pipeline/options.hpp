@@ -21,7 +21,7 @@ struct Options {
   std::string potential, potential_file, units;
   std::string model, model_species;  ///< --potential torch: the TorchScript file, species names
   double model_cutoff = 0;           ///< > 0: overrides the model's r_max
-  bool model_per_system = false;     ///< one system per model call (bit-identical at any ranks)
+  bool model_per_system = false;     ///< one system per model call
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
   double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default

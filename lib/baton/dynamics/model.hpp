@@ -45,7 +45,7 @@ struct ModelInputs {
   view<double* [9]> cell;             ///< [S] cell rows a, b, c (all 0 in a cluster)
   view<int* [3]> pbc;                 ///< [S] 1 for a periodic axis
   view<std::int64_t**> edge_index;    ///< [2][E]: row 0 the centre i, row 1 the neighbour j
-  view<double* [3]> edge_cell_shift;  ///< [capacity][3] the image of j, in cell vectors
+  view<double* [3]> edge_cell_shift;  ///< [E][3] (first rows) the image of j, in cell vectors
 };
 
 /// What a model writes, in the same Views' memory space.
@@ -103,8 +103,8 @@ class ModelWorkspace {
   systems::SystemsBatch::view<std::int64_t*> slot_first_;  ///< per slot: system index, first atom
   systems::SystemsBatch::view<int*> slot_system_;
   systems::SystemsBatch::view<std::int64_t*> edge_start_;  ///< per atom: first edge
-  /// edge_index's memory: [2][E] in its first 2 E entries, so that row 1 starts at E (where it
-  /// starts can change a model's last bits: libtorch's loops depend on alignment)
+  /// edge_index's memory: [2][E] in its first 2 E entries, so that the [2][E] array is contiguous
+  /// (a backend wraps it without a copy) and its layout depends only on E
   systems::SystemsBatch::view<std::int64_t*> edge_buffer_;
 };
 
@@ -121,10 +121,10 @@ class Model {
   /// No model: kernel() throws.
   Model() {}  // NOLINT(modernize-use-equals-default): see systems::SystemsBatch()
   /// `model`, called on all the systems that step together, or, with `one_system_per_call`, on
-  /// one system at a time. A model's numbers for an atom may depend on the batch around it in the
-  /// last bits (libtorch's vectorised loops take the batch's last elements one by one): one
-  /// system per call makes every result independent of the batch, and so bit-identical at any
-  /// rank count, at the cost of more, smaller calls.
+  /// one system at a time. A model whose numbers for one system depend, even in the last bits, on
+  /// the other systems of its call (a reduction across the batch, a kernel that treats a tensor's
+  /// last elements apart) gives results that depend on the batch, and so on the rank count; one
+  /// system per call rules that out, at the cost of more, smaller calls.
   explicit Model(std::shared_ptr<BatchModel> model, bool one_system_per_call = false);
 
   /// The model (throws baton::Error when there is none).

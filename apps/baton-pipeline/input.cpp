@@ -48,7 +48,7 @@ std::string input_problem(sys::HostSystem& s, const Options& o, const FilePotent
   std::string problem = sys::host_system_problem(s);
   if (problem.empty()) {  // a cell too small for the cutoff, found now rather than mid-run
     const double cutoff = file.eam          ? file.eam->tables().cutoff
-                          : file.torch      ? file.torch->cutoff()
+                          : file.model      ? file.model->cutoff()
                           : o.lj.cutoff > 0 ? o.lj.cutoff
                                             : INFINITY;
     const std::string small = sys::cutoff_problem(s.cell, sys::pbc_bits(s.pbc), cutoff);

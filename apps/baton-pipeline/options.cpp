@@ -126,6 +126,15 @@ FilePotential FilePotential::load(const Options& o) {
     } catch (const baton::Error& e) {
       throw app::UsageError(std::string("--model: ") + e.what());
     }
+    file.model = file.torch;
+    std::shared_ptr<dyn::BatchModel> pair;
+    if (o.model_plus == "lj")
+      pair = std::make_shared<dyn::PairModel<dyn::LennardJones>>(o.lj);
+    else if (o.model_plus == "morse")
+      pair = std::make_shared<dyn::PairModel<dyn::Morse>>(o.morse);
+    if (pair)
+      file.model = std::make_shared<dyn::SumModel>(
+          std::vector<std::shared_ptr<dyn::BatchModel>>{file.torch, pair});
   }
   return file;
 }
@@ -145,7 +154,7 @@ pl::Pipeline build_pipeline(const Options& o, const FilePotential& file) {
   if (o.potential == "morse")
     return build_pipeline(o, o.morse);
   if (o.potential == "torch")
-    return build_pipeline(o, dyn::Model(file.torch, o.model_per_system));
+    return build_pipeline(o, dyn::Model(file.model, o.model_per_system));
   return build_pipeline(o, file.eam.value());
 }
 
@@ -193,6 +202,10 @@ void check_potential_options(const Options& o) {
     app::require(!o.input.empty(), "input",
                  "--potential torch needs --input (an extended XYZ file of the systems; the "
                  "built-in clusters are Lennard-Jones clusters)");
+    app::require(o.model_plus == "none" || o.model_plus == "lj" || o.model_plus == "morse",
+                 "model-plus", "must be none, lj or morse, not '" + o.model_plus + "'");
+    app::require(o.model_plus == "none" || o.lj.cutoff > 0, "cutoff",
+                 "--model-plus needs a pair cutoff greater than 0");
     app::require_finite(o.model_cutoff, "model-cutoff");
     app::require(o.model_cutoff >= 0, "model-cutoff", "must be 0 (the model's r_max) or more");
   }
@@ -439,6 +452,7 @@ void declare_options(po::options_description& options, Options& o) {
     ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, eam (with --potential-file), or torch (a TorchScript model, --model)")
     ("model", po::value(&o.model), "torch: the TorchScript model file (docs/models.md); species and cutoff come from it")
     ("model-cutoff", app::value(&o.model_cutoff, 0.0), "torch: the model's cutoff, when its file has no r_max (0: the file's)")
+    ("model-plus", app::value(&o.model_plus, std::string("none")), "torch: a pair term added to the model: none, lj (--epsilon, --sigma, --cutoff) or morse (--morse-*, --cutoff); each term gets the pairs within its own cutoff")
     ("model-per-system", po::bool_switch(&o.model_per_system), "torch: call the model on one system at a time, for a model whose numbers for a system depend on the other systems of its call (results then independent of the batch and the rank count); slower")
     ("model-species", po::value(&o.model_species), "torch: the model's species names in its atom_types order, comma-separated, when its file has no type_names")
     ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")

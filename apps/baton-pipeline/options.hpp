@@ -20,6 +20,7 @@ struct Options {
   int overflow_host = 0;
   std::string potential, potential_file, units;
   std::string model, model_species;  ///< --potential torch: the TorchScript file, species names
+  std::string model_plus = "none";   ///< a pair term added to the model: none, lj or morse
   double model_cutoff = 0;           ///< > 0: overrides the model's r_max
   bool model_per_system = false;     ///< one system per model call
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
@@ -45,6 +46,8 @@ void declare_options(po::options_description& options, Options& o);
 struct FilePotential {
   std::optional<baton::dynamics::Eam> eam;
   std::shared_ptr<baton::models::TorchModel> torch;
+  /// What the stages run for torch: the model, or the model plus --model-plus's pair term.
+  std::shared_ptr<baton::dynamics::BatchModel> model;
   /// Reads the file of --potential eam or torch on this rank (app::UsageError naming the option).
   static FilePotential load(const Options& o);
   /// The species it knows, in its order (empty: any, for lj and morse).

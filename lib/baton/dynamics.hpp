@@ -13,6 +13,7 @@
 #include "baton/dynamics/lattice.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/model.hpp"
+#include "baton/dynamics/model_sum.hpp"
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/potential.hpp"

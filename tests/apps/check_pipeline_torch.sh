@@ -3,6 +3,7 @@
 # manybody.pt, which Baton's code knows nothing of) relaxes clusters and periodic cells through
 # --stages fire; the results are bit-identical at 1 and 2 ranks, batched or one system per call, and
 # match the model's own energies, forces and virials at the output structures (check_results.py);
+# a pair term added with --model-plus gives the sum;
 # bad models and inputs are exit 2 with one line naming the cause; NaN energies fail systems (exit 4).
 #   check_pipeline_torch.sh APP MPIEXEC NP_FLAG OPENMPI WORK MODELS PYTHON
 models=$6 python=$7
@@ -30,15 +31,14 @@ sys.exit(0 if a == b and len(a) == 6 else 1)
 PY
 }
 
-for np in 1 2; do
-  run "$np" fire$np.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 > fire$np.log 2>&1 ||
-    fail "fire at $np ranks: exit $?: $(cat fire$np.log)"
-  grep -q "6 systems in" fire$np.log || fail "fire at $np ranks: no summary: $(cat fire$np.log)"
-done
-same fire1.xyz fire2.xyz || fail "fire: the results at 1 and 2 ranks differ"
-run 2 each.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 --model-per-system > each.log 2>&1 ||
-  fail "--model-per-system: exit $?: $(cat each.log)"
-same fire1.xyz each.xyz || fail "--model-per-system: the results differ from batched calls"
+# 1 rank with batched calls, 2 ranks with one system per call: the same numbers.
+run 1 fire1.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 > fire1.log 2>&1 ||
+  fail "fire at 1 rank: exit $?: $(cat fire1.log)"
+grep -q "6 systems in" fire1.log || fail "fire at 1 rank: no summary: $(cat fire1.log)"
+run 2 fire2.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 --model-per-system \
+  > fire2.log 2>&1 || fail "fire at 2 ranks, --model-per-system: exit $?: $(cat fire2.log)"
+same fire1.xyz fire2.xyz ||
+  fail "fire: the results at 1 rank (batched) and 2 ranks (--model-per-system) differ"
 "$python" "$checks" "$models/manybody.pt" fire1.xyz || fail "fire: results are not the model's"
 "$python" - fire1.xyz << 'PY' || fail "fire: not every system relaxed to fmax 1e-5"
 import re, sys
@@ -50,6 +50,12 @@ PY
 run 2 md.xyz --model "$models/lj_forces.pt" --stages nve,langevin --nve-steps 50 \
   --langevin-steps 50 > md.log 2>&1 || fail "nve,langevin: exit $?: $(cat md.log)"
 "$python" "$checks" "$models/lj_forces.pt" md.xyz || fail "nve,langevin: results are not the model's"
+
+# A pair term added to the model (--model-plus): the results are the model's plus Lennard-Jones to
+# 2.52 (beyond lj.pt's r_max 2.5; the crystals allow no more), at the output structures.
+run 2 plus.xyz --model "$models/lj.pt" --model-plus lj --cutoff 2.52 --stages fire > plus.log 2>&1 ||
+  fail "--model-plus lj: exit $?: $(cat plus.log)"
+"$python" "$checks" "$models/lj.pt" plus.xyz --plus-lj 2.52 || fail "--model-plus lj: not the sum"
 
 # Bad models and inputs: exit 2, one line naming the cause.
 expect_usage() {  # expect_usage NAME PATTERN ARGS...

@@ -1,10 +1,11 @@
 """Checks baton-pipeline's results against the model's own numbers at the output structures.
 
-Usage: check_results.py MODEL.pt RESULTS.xyz [--species A,B]. For every frame of RESULTS.xyz (an
+Usage: check_results.py MODEL.pt RESULTS.xyz [--plus-lj RC]. For every frame of RESULTS.xyz (an
 extended XYZ written by baton-pipeline: species, pos, energy, fmax, virial), evaluates MODEL.pt in
 Python on the same atoms (edges by brute force: every image within the model's r_max) and compares
 energy, fmax (from forces by autograd, or the model's own) and virial to 1e-9 relative (absolute
-below 1). Exits 1 at the first mismatch.
+below 1). With --plus-lj RC, the reference is the model plus Lennard-Jones (epsilon 1, sigma 1, cut
+and shifted at RC: baton-pipeline --model-plus lj --cutoff RC). Exits 1 at the first mismatch.
 """
 import re
 import sys
@@ -35,9 +36,10 @@ def frames(path):
 
 def main():
     model_path, results = sys.argv[1], sys.argv[2]
+    plus_lj = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--plus-lj" else 0.0
     extra = {"r_max": "", "type_names": ""}
     model = torch.jit.load(model_path, _extra_files=extra)
-    rc = float(extra["r_max"])
+    rc = max(float(extra["r_max"]), plus_lj)
     names = extra["type_names"].decode().split() if isinstance(extra["type_names"], bytes) else extra["type_names"].split()
     checked = 0
     for fr in frames(results):
@@ -65,11 +67,26 @@ def main():
             "batch": torch.zeros(n, dtype=torch.long), "ptr": torch.tensor([0, n]),
             "pbc": torch.tensor([[fr["pbc"]] * 3]),
         }
-        out = model(data)
+        r_max = float(extra["r_max"])
+        ei, es = data["edge_index"], data["edge_cell_shift"]
+        vec = data["pos"][ei[1]] - data["pos"][ei[0]] + es @ data["cell"][0]
+        inside = ((vec * vec).sum(-1) < r_max * r_max).nonzero().reshape(-1)  # the model's edges
+        out = model(dict(data, edge_index=ei[:, inside].contiguous(), edge_cell_shift=es[inside]))
         energy = out["total_energy"].reshape(-1)[0]
-        g_pos, g_strain = torch.autograd.grad(energy, [p, strain])
-        forces = out["forces"] if "forces" in out else -g_pos
-        virial = out["virial"][0] if "virial" in out else -g_strain[0]
+        extra_energy = torch.zeros((), dtype=torch.float64)
+        if plus_lj > 0:
+            r2 = (vec * vec).sum(-1)
+            near = r2 < plus_lj * plus_lj
+            shift = 4.0 * ((1 / plus_lj) ** 12 - (1 / plus_lj) ** 6)
+            sr6 = (1.0 / r2[near]) ** 3
+            extra_energy = (0.5 * (4.0 * (sr6 * sr6 - sr6) - shift)).sum()
+        g_pos, g_strain = torch.autograd.grad(energy + extra_energy, [p, strain])
+        x_pos, x_strain = torch.zeros_like(p), torch.zeros_like(strain)
+        if plus_lj > 0 and ("forces" in out or "virial" in out):
+            x_pos, x_strain = torch.autograd.grad(extra_energy, [p, strain])
+        forces = out["forces"] - x_pos if "forces" in out else -g_pos
+        virial = out["virial"][0] - x_strain[0] if "virial" in out else -g_strain[0]
+        energy = energy + extra_energy
         fmax = float(forces.norm(dim=1).max())
         want = {"energy": float(energy), "fmax": fmax}
         for k in range(9):

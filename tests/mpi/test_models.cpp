@@ -13,6 +13,8 @@
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/model.hpp>
+#include <baton/dynamics/model_sum.hpp>
+#include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/models/torch_model.hpp>
 #include <cmath>
@@ -258,6 +260,44 @@ TEST_CASE("a model stage evaluates only the systems that step, and finishes them
   }
 }
 
+/// Energies, forces and virials of `model` on `systems` equal those of `a` plus those of `b`.
+template <class A, class B>
+void check_sum(const std::shared_ptr<bd::BatchModel>& model, const A& a, const B& b, double tol) {
+  const auto systems = mixed_systems();
+  Batch ra(systems), rb(systems), got(systems);
+  const int n = ra.batch.num_systems();
+  bd::compute_forces(a, ra.batch, 0, n);
+  bd::compute_forces(b, rb.batch, 0, n);
+  bd::VerletOptions none;
+  none.steps = 0;
+  bd::VerletStage<bd::Model> stage(bd::Model(model), none);
+  stage.enter(got.batch, 0, n);
+  const auto add = [](std::vector<double> x, const std::vector<double>& y) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] += y[i];
+    return x;
+  };
+  check_close(host(got.batch.energy, n), add(host(ra.batch.energy, n), host(rb.batch.energy, n)),
+              tol, "energy");
+  check_close(host(got.batch.virial, n), add(host(ra.batch.virial, n), host(rb.batch.virial, n)),
+              tol, "virial");
+  check_close(got.forces(), add(ra.forces(), rb.forces()), tol, "forces");
+}
+
+const bd::Morse morse{0.5, 1.5, 1.2, 3.0, true};
+
+TEST_CASE("a sum of terms equals the sum of its parts, each term with the edges of its cutoff") {
+  // Lennard-Jones to 2.5 and Morse to 3.0: the sum searches pairs to 3.0, and the Lennard-Jones
+  // term must not see the pairs between 2.5 and 3.0 (its shifted energy is not 0 there).
+  const auto sum = std::make_shared<bd::SumModel>(std::vector<std::shared_ptr<bd::BatchModel>>{
+      std::make_shared<bd::PairModel<bd::LennardJones>>(lj),
+      std::make_shared<bd::PairModel<bd::Morse>>(morse)});
+  CHECK(sum->cutoff() == 3.0);
+  check_sum(sum, lj, morse, 1e-11);
+  check_against_lj(std::make_shared<bd::PairModel<bd::LennardJones>>(lj), mixed_systems(), 1e-11);
+  CHECK(error_of([] { bd::SumModel none({}); }).find("no terms") != std::string::npos);
+}
+
 TEST_CASE("Model without a model, or with a bad cutoff, is an error") {
   CHECK(error_of([] { (void)bd::Model().kernel(); }).find("no model") != std::string::npos);
   struct NoCutoff : HostLennardJones {
@@ -285,6 +325,16 @@ TEST_CASE("TorchScript Lennard-Jones equals the built-in one: clusters, orthorho
   CHECK(f32->dtype() == "float32");
   check_against_lj(f32, mixed_systems(), 1e-4);
   check_trajectories(torch_model("lj.pt"), 1e-9);
+}
+
+TEST_CASE("a TorchScript model plus a pair term: the model sees only the edges within its r_max") {
+  if (models_dir().empty()) {
+    MESSAGE("skipped: no libtorch or no generated models");
+    return;
+  }
+  const auto sum = std::make_shared<bd::SumModel>(std::vector<std::shared_ptr<bd::BatchModel>>{
+      torch_model("lj.pt"), std::make_shared<bd::PairModel<bd::Morse>>(morse)});
+  check_sum(sum, lj, morse, 1e-10);
 }
 
 TEST_CASE("an energy-only many-body model: autograd forces match finite differences; NVE drift") {

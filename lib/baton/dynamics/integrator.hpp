@@ -208,6 +208,23 @@ KOKKOS_INLINE_FUNCTION void update_step(const U& update, S& s) {
   }
 }
 
+/// The Update's cost_estimate(), or its step_limit() (1 when it has none): a stage's
+/// cost_estimate().
+template <class U>
+double update_cost_estimate(const U& update) {
+  if constexpr (has_cost_estimate<U>::value)
+    return update.cost_estimate();
+  else
+    return update.step_limit() > 0 ? static_cast<double>(update.step_limit()) : 1;
+}
+
+/// The Update's step_limit(), 0 where it has none: a stage's step_limit().
+template <class U>
+long update_step_limit(const U& update) {
+  const long limit = update.step_limit();
+  return limit > 0 ? limit : 0;
+}
+
 /// The Update's begin(s), where it has one. (Called from the kernel: an extended device lambda
 /// may not first capture a variable inside `if constexpr`.)
 template <class U, class S>
@@ -263,17 +280,9 @@ class IntegratorStage : public Stage {
   /// Up to `max_steps` steps on every Active system; see the header comment.
   void advance(systems::SystemsBatch& batch, int max_steps) override;
   /// The Update's cost_estimate(), or its step_limit() (1 when it has none).
-  double cost_estimate() const override {
-    if constexpr (detail::has_cost_estimate<Update>::value)
-      return update_.cost_estimate();
-    else
-      return update_.step_limit() > 0 ? static_cast<double>(update_.step_limit()) : 1;
-  }
+  double cost_estimate() const override { return detail::update_cost_estimate(update_); }
   /// The Update's step_limit() (0 where it has none).
-  long step_limit() const override {
-    const long limit = update_.step_limit();
-    return limit > 0 ? limit : 0;
-  }
+  long step_limit() const override { return detail::update_step_limit(update_); }
 
   const Potential& potential() const noexcept { return potential_; }
   const Update& update() const noexcept { return update_; }

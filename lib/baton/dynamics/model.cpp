@@ -175,6 +175,10 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
     throw Error("baton::dynamics::Model: " + std::to_string(edges) +
                 " edges in one evaluation; the most is 2^31 - 1 (give the stage fewer atoms)");
   in_.edges = static_cast<int>(edges);
+  Kokkos::parallel_for(
+      "baton::dynamics::model_edge_end", ExecPolicy(0, 1),
+      KOKKOS_LAMBDA(int) { edge_start(atoms) = edges; });
+  in_.edge_ptr = edge_start_;
   reserve(edge_buffer_, 2 * static_cast<std::size_t>(edges), "edge_index");
   reserve(in_.edge_cell_shift, static_cast<std::size_t>(edges), "edge_cell_shift");
   in_.edge_index = decltype(in_.edge_index)(edge_buffer_.data(), 2, edges);

@@ -46,6 +46,9 @@ struct ModelInputs {
   view<int* [3]> pbc;                 ///< [S] 1 for a periodic axis
   view<std::int64_t**> edge_index;    ///< [2][E]: row 0 the centre i, row 1 the neighbour j
   view<double* [3]> edge_cell_shift;  ///< [E][3] (first rows) the image of j, in cell vectors
+  /// [N + 1] the edges of atom a (its centre) are [edge_ptr(a), edge_ptr(a + 1)): edges come
+  /// sorted by centre (Baton's addition to the convention, for models written in C++)
+  view<std::int64_t*> edge_ptr;
 };
 
 /// What a model writes, in the same Views' memory space.
@@ -168,16 +171,8 @@ class IntegratorStage<Model, Update> : public Stage {
   std::string name() const override { return update_.name(); }
   void enter(systems::SystemsBatch& batch, int first, int n) override;
   void advance(systems::SystemsBatch& batch, int max_steps) override;
-  double cost_estimate() const override {
-    if constexpr (detail::has_cost_estimate<Update>::value)
-      return update_.cost_estimate();
-    else
-      return update_.step_limit() > 0 ? static_cast<double>(update_.step_limit()) : 1;
-  }
-  long step_limit() const override {
-    const long limit = update_.step_limit();
-    return limit > 0 ? limit : 0;
-  }
+  double cost_estimate() const override { return detail::update_cost_estimate(update_); }
+  long step_limit() const override { return detail::update_step_limit(update_); }
 
   const Model& potential() const noexcept { return potential_; }
   const Update& update() const noexcept { return update_; }

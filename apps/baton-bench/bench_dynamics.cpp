@@ -23,7 +23,9 @@
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/lattice.hpp>
+#include <baton/dynamics/model.hpp>
 #include <baton/dynamics/verlet.hpp>
+#include <baton/models/torch_model.hpp>
 #include <baton/systems/host_transfer.hpp>
 #include <baton/systems/lammps_data.hpp>
 #include <cmath>
@@ -310,6 +312,55 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   if (with_lammps) {
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
+  }
+}
+
+// baton-bench models: a TorchScript model's NVE steps beside a built-in potential's, per rank.
+//   nve_lj55_torch  --lj-model (Lennard-Jones, rc 2.5, shifted: tests/models/make_models.py lj.pt)
+//                   on 64 LJ55 clusters, 100 steps, beside the built-in LennardJones on the same
+//                   batch: the model path's cost (ratio = model / built-in; lower is slower)
+//   nve_model_bN    --model (any energy-only model) on N = 1, 4, 16, 64 LJ55 clusters,
+//                   100 steps: throughput against batch size
+void run_models(const baton::Communicator& comm, const Settings& settings) {
+  if (comm.rank() == 0 && !settings.json) {
+    std::printf(
+        "models: TorchScript models per rank (median of %d), atom-steps per second; ratio = model "
+        "/ built-in on the same batch\n",
+        settings.repeats);
+    std::printf("%-14s %-18s %14s %14s %8s\n", "op", "metric", "model", "built-in", "ratio");
+    std::printf("%s\n", std::string(72, '-').c_str());
+  }
+  std::vector<bs::HostSystem> clusters = lj55_clusters();
+  clusters.resize(64);
+  bd::VerletOptions nve;
+  nve.steps = 100;
+  nve.temperature = 0.1;
+  const auto load_model = [](const std::string& file) {
+    baton::models::TorchOptions options;
+    options.file = file;
+    return bd::Model(baton::models::load_torch_model(options));
+  };
+  const auto rate = [&](bd::Stage& stage, const std::vector<bs::HostSystem>& systems) {
+    long steps = 0;
+    const double seconds = time_stage(settings, stage, systems, 100, steps);
+    return 55.0 * static_cast<double>(steps) / seconds;
+  };
+  if (!settings.lj_model.empty()) {
+    bd::LennardJones lj;
+    lj.cutoff = 2.5;
+    bd::VerletStage<bd::LennardJones> builtin(lj, nve);
+    bd::VerletStage<bd::Model> model(load_model(settings.lj_model), nve);
+    const double reference = rate(builtin, clusters);
+    print_row(comm, settings, "nve_lj55_torch", "atom_steps_per_s", rate(model, clusters),
+              reference);
+  }
+  if (!settings.model.empty()) {
+    bd::VerletStage<bd::Model> model(load_model(settings.model), nve);
+    for (const int n : {1, 4, 16, 64}) {
+      const std::vector<bs::HostSystem> batch(clusters.begin(), clusters.begin() + n);
+      print_row(comm, settings, "nve_model_b" + std::to_string(n), "atom_steps_per_s",
+                rate(model, batch), 0);
+    }
   }
 }
 

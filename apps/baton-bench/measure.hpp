@@ -17,6 +17,7 @@ struct Settings {
   std::size_t min_bytes = 8;
   std::size_t max_bytes = std::size_t(16) << 20;  ///< at most largest_message
   bool json = false;
+  std::string lj_model, model;  ///< baton-bench models: TorchScript files
 };
 
 struct Row {

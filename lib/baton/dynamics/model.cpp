@@ -39,6 +39,19 @@ namespace {
 
 using ExecPolicy = Kokkos::RangePolicy<ExecutionSpace>;
 
+/// Where one selected slot's atoms are: batch rows [begin, end), gathered rows from a0, system k of
+/// the evaluation (k < 0: the slot is not evaluated).
+struct Gathered {
+  int k = -1, begin = 0, end = 0;
+  std::int64_t a0 = 0;
+};
+KOKKOS_INLINE_FUNCTION Gathered gathered(const systems::SystemsBatch::view<int*>& slot_system,
+                                         const systems::SystemsBatch::view<std::int64_t*>& first,
+                                         const systems::SystemsBatch::view<int*>& offset,
+                                         const systems::SystemsBatch::view<int*>& count, int s) {
+  return Gathered{slot_system(s), offset(s), offset(s) + count(s), first(s)};
+}
+
 /// Grows `v` to at least `n` rows (by half as much again, so that growth is rare); keeps nothing.
 template <class V>
 void reserve(V& v, std::size_t n, const char* label) {
@@ -128,11 +141,11 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
   Kokkos::parallel_for(
       "baton::dynamics::model_gather", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = team.league_rank();
-        const int k = slot_system(s);
-        if (k < 0)
+        const Gathered g = gathered(slot_system, slot_first, offset, count, s);
+        if (g.k < 0)
           return;
-        const int begin = offset(s), end = offset(s) + count(s);
-        const std::int64_t a0 = slot_first(s);
+        const int k = g.k, begin = g.begin, end = g.end;
+        const std::int64_t a0 = g.a0;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
           const std::int64_t a = a0 + (i - begin);
           for (int d = 0; d < 3; ++d)
@@ -189,10 +202,11 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
   Kokkos::parallel_for(
       "baton::dynamics::model_edges", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = team.league_rank();
-        if (slot_system(s) < 0)
+        const Gathered g = gathered(slot_system, slot_first, offset, count, s);
+        if (g.k < 0)
           return;
-        const int begin = offset(s), end = offset(s) + count(s);
-        const std::int64_t a0 = slot_first(s);
+        const int begin = g.begin, end = g.end;
+        const std::int64_t a0 = g.a0;
         const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
         const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
         with_system_pairs<false>(team, data, s, id(s), x, begin, end, cell, [&](const auto& pairs) {
@@ -228,11 +242,11 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
   Kokkos::parallel_for(
       "baton::dynamics::model_scatter", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = team.league_rank();
-        const int k = slot_system(s);
-        if (k < 0)
+        const Gathered g = gathered(slot_system, slot_first, offset, count, s);
+        if (g.k < 0)
           return;
-        const int begin = offset(s), end = offset(s) + count(s);
-        const std::int64_t a0 = slot_first(s);
+        const int k = g.k, begin = g.begin, end = g.end;
+        const std::int64_t a0 = g.a0;
         const double f2 = team_max(team, begin, end, [&](int i) {
           double sum = 0;
           for (int d = 0; d < 3; ++d) {

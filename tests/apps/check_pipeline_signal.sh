@@ -58,11 +58,12 @@ run_and_stop TERM ranks
 [ "$rc" -eq 5 ] || fail "SIGTERM to the ranks: exit $rc, expected 5: $(cat err.log)"
 check_stopped SIGTERM
 
-# Ctrl-C reaches mpiexec, which passes it on (Open MPI's as SIGTERM) and may give an exit code of
-# its own.
+# Ctrl-C reaches mpiexec, which passes it on (Open MPI's as SIGTERM) and gives an exit code of its
+# own: MPICH's has returned 0 after passing the signal on (seen once in CI), so the stop is checked
+# by the ranks' line and the files, not by mpiexec's code.
 run_and_stop INT mpiexec --resume
-[ "$rc" -ne 0 ] || fail "SIGINT to mpiexec: exit 0"
 check_stopped "SIG(INT|TERM)"
+echo "(mpiexec's exit code after SIGINT: $rc)"
 
 "$mpiexec" "$np_flag" 2 "${extra[@]}" "$app" "${args[@]}" --resume > resume.log 2>&1 \
   || fail "--resume failed: $(cat resume.log)"

@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* who = "baton::models::TorchModel";
 
-bool exists(const std::string& path) {
+[[maybe_unused]] bool exists(const std::string& path) {
   struct stat st {};
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
 }

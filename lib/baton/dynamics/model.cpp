@@ -52,14 +52,9 @@ KOKKOS_INLINE_FUNCTION Gathered gathered(const systems::SystemsBatch::view<int*>
   return Gathered{slot_system(s), offset(s), offset(s) + count(s), first(s)};
 }
 
-/// Grows `v` to at least `n` rows (by half as much again, so that growth is rare); keeps nothing.
 template <class V>
 void reserve(V& v, std::size_t n, const char* label) {
-  if (v.extent(0) >= n && v.data() != nullptr)
-    return;
-  const std::size_t rows = n + n / 2 + 1;
-  v = V(Kokkos::view_alloc(std::string("baton::model::") + label, Kokkos::WithoutInitializing),
-        rows);
+  grow_view(v, n, std::string("baton::model::") + label);
 }
 
 }  // namespace

@@ -83,6 +83,27 @@ struct ModelCutoff {
   KOKKOS_INLINE_FUNCTION double cutoff_squared() const { return rc2; }
 };
 
+/// Grows `v` to at least `n` rows (half as many again, so that growth is rare), keeping nothing.
+template <class V>
+void grow_view(V& v, std::size_t n, const std::string& label) {
+  if (v.extent(0) >= n && v.data() != nullptr)
+    return;
+  v = V(Kokkos::view_alloc(label, Kokkos::WithoutInitializing), n + n / 2 + 1);
+}
+
+/// The vector r_ij = pos(j) - pos(i) + shift . cell of edge e of `in`, into r; returns |r|^2.
+KOKKOS_INLINE_FUNCTION double edge_vector(const ModelInputs& in, std::int64_t e, double* r) {
+  const std::int64_t i = in.edge_index(0, e), j = in.edge_index(1, e), s = in.batch(i);
+  double r2 = 0;
+  for (int d = 0; d < 3; ++d) {
+    r[d] = in.pos(j, d) - in.pos(i, d) + in.edge_cell_shift(e, 0) * in.cell(s, d) +
+           in.edge_cell_shift(e, 1) * in.cell(s, 3 + d) +
+           in.edge_cell_shift(e, 2) * in.cell(s, 6 + d);
+    r2 += r[d] * r[d];
+  }
+  return r2;
+}
+
 /// The gathered inputs, edges and outputs of a model's evaluations (one per stage).
 class ModelWorkspace {
  public:

@@ -13,23 +13,7 @@ using ExecPolicy = Kokkos::RangePolicy<detail::ExecutionSpace>;
 
 template <class V>
 void grow(V& v, std::size_t n, const char* label) {
-  if (v.extent(0) >= n && v.data() != nullptr)
-    return;
-  v = V(Kokkos::view_alloc(std::string("baton::model_sum::") + label, Kokkos::WithoutInitializing),
-        n + n / 2 + 1);
-}
-
-/// The squared length of edge e of `in`.
-KOKKOS_INLINE_FUNCTION double edge_r2(const ModelInputs& in, std::int64_t e) {
-  const std::int64_t i = in.edge_index(0, e), j = in.edge_index(1, e), s = in.batch(i);
-  double r2 = 0;
-  for (int d = 0; d < 3; ++d) {
-    const double r = in.pos(j, d) - in.pos(i, d) + in.edge_cell_shift(e, 0) * in.cell(s, d) +
-                     in.edge_cell_shift(e, 1) * in.cell(s, 3 + d) +
-                     in.edge_cell_shift(e, 2) * in.cell(s, 6 + d);
-    r2 += r * r;
-  }
-  return r2;
+  detail::grow_view(v, n, std::string("baton::model_sum::") + label);
 }
 
 }  // namespace
@@ -99,8 +83,9 @@ void SumModel::evaluate(const ModelInputs& in, const ModelOutputs& out) {
           "baton::dynamics::model_sum_count", ExecPolicy(0, n),
           KOKKOS_LAMBDA(int a, std::int64_t& before, bool final) {
             std::int64_t m = 0;
+            double r[3];
             for (std::int64_t e = v.edge_ptr(a); e < v.edge_ptr(a + 1); ++e)
-              m += edge_r2(v, e) < rc2 ? 1 : 0;
+              m += detail::edge_vector(v, e, r) < rc2 ? 1 : 0;
             if (final)
               ptr(a) = before;
             before += m;
@@ -113,8 +98,9 @@ void SumModel::evaluate(const ModelInputs& in, const ModelOutputs& out) {
       Kokkos::parallel_for(
           "baton::dynamics::model_sum_edges", ExecPolicy(0, n), KOKKOS_LAMBDA(int a) {
             std::int64_t to = ptr(a);
+            double r[3];
             for (std::int64_t e = v.edge_ptr(a); e < v.edge_ptr(a + 1); ++e) {
-              if (!(edge_r2(v, e) < rc2))
+              if (!(detail::edge_vector(v, e, r) < rc2))
                 continue;
               index(0, to) = v.edge_index(0, e);
               index(1, to) = v.edge_index(1, e);

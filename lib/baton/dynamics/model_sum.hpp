@@ -83,16 +83,11 @@ void PairModel<P>::evaluate(const ModelInputs& in, const ModelOutputs& out) {
       "baton::dynamics::pair_model", Kokkos::RangePolicy<detail::ExecutionSpace>(0, in.atoms),
       KOKKOS_LAMBDA(int a) {
         const double rc2 = k.cutoff_squared();
-        const std::int64_t s = v.batch(a);
         double e = 0, f[3] = {0, 0, 0}, w[6] = {0, 0, 0, 0, 0, 0};
         for (std::int64_t edge = v.edge_ptr(a); edge < v.edge_ptr(a + 1); ++edge) {
           const std::int64_t j = v.edge_index(1, edge);
           double r[3];  // r_ij = pos_j - pos_i + shift . cell
-          for (int d = 0; d < 3; ++d)
-            r[d] = v.pos(j, d) - v.pos(a, d) + v.edge_cell_shift(edge, 0) * v.cell(s, d) +
-                   v.edge_cell_shift(edge, 1) * v.cell(s, 3 + d) +
-                   v.edge_cell_shift(edge, 2) * v.cell(s, 6 + d);
-          const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+          const double r2 = detail::edge_vector(v, edge, r);
           if (r2 >= rc2)
             continue;
           double pe = 0, f_over_r = 0;

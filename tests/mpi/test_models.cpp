@@ -81,9 +81,10 @@ class HostLennardJones : public bd::BatchModel {
     Kokkos::deep_copy(out.forces, forces);
     Kokkos::deep_copy(out.virial, virial);
     ++calls;
+    largest = std::max(largest, in.edges);
   }
   std::set<std::tuple<std::int64_t, std::int64_t, int, int, int>> seen;
-  int calls = 0;
+  int calls = 0, largest = 0;  ///< calls so far, and the most edges of one
 };
 
 bs::HostSystem cluster(int atoms, std::int64_t id) {
@@ -196,20 +197,15 @@ std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
-}  // namespace
-
-TEST_CASE("a model gets every pair within its cutoff once per direction, with its image") {
-  const auto systems = mixed_systems();
-  auto model = std::make_shared<HostLennardJones>();
-  Batch b(systems);
-  bd::VerletOptions none;
-  none.steps = 0;
-  bd::VerletStage<bd::Model> stage(bd::Model(model), none);
-  stage.enter(b.batch, 0, b.batch.num_systems());
-  // All pairs by brute force on the host: every image within the cutoff.
-  std::set<std::tuple<std::int64_t, std::int64_t, int, int, int>> expected;
+/// Every edge of `systems` within `rc` by brute force on the host (every image), atoms numbered
+/// across the systems; with `per_system`, each system's count.
+std::set<std::tuple<std::int64_t, std::int64_t, int, int, int>> brute_force_edges(
+    const std::vector<bs::HostSystem>& systems, double rc,
+    std::vector<std::int64_t>* per_system = nullptr) {
+  std::set<std::tuple<std::int64_t, std::int64_t, int, int, int>> edges;
   std::int64_t first = 0;
   for (const auto& s : systems) {
+    const std::size_t before = edges.size();
     const int n = static_cast<int>(s.size());
     const int reach = s.has_cell() ? 1 : 0;
     for (int i = 0; i < n; ++i)
@@ -223,13 +219,142 @@ TEST_CASE("a model gets every pair within its cutoff once per direction, with it
                                  c * s.cell[3 + d] + e * s.cell[6 + d];
                 r2 += r * r;
               }
-              if ((i != j || a != 0 || c != 0 || e != 0) && r2 < 2.5 * 2.5)
-                expected.insert({first + i, first + j, a, c, e});
+              if ((i != j || a != 0 || c != 0 || e != 0) && r2 < rc * rc)
+                edges.insert({first + i, first + j, a, c, e});
             }
     first += n;
+    if (per_system != nullptr)
+      per_system->push_back(static_cast<std::int64_t>(edges.size() - before));
   }
+  return edges;
+}
+
+}  // namespace
+
+TEST_CASE("a model gets every pair within its cutoff once per direction, with its image") {
+  const auto systems = mixed_systems();
+  auto model = std::make_shared<HostLennardJones>();
+  Batch b(systems);
+  bd::VerletOptions none;
+  none.steps = 0;
+  bd::VerletStage<bd::Model> stage(bd::Model(model), none);
+  stage.enter(b.batch, 0, b.batch.num_systems());
+  const auto expected = brute_force_edges(systems, 2.5);
   CHECK(stage.last_edges() == static_cast<int>(expected.size()));
   CHECK(model->seen == expected);
+}
+
+TEST_CASE("count_edges: each system's edges at a cutoff, as a model call gets them") {
+  const auto systems = mixed_systems();
+  for (const double rc : {1.2, 2.5}) {
+    INFO("cutoff " << rc);
+    std::vector<std::int64_t> expected;
+    brute_force_edges(systems, rc, &expected);
+    CHECK(bd::count_edges(systems, rc) == expected);
+  }
+  CHECK(bd::count_edges({}, 2.5).empty());
+  CHECK(error_of([&] { bd::count_edges(systems, 0.0); }).find("cutoff") != std::string::npos);
+}
+
+TEST_CASE(
+    "a model with max_edges splits its calls, with the same results; a system too large "
+    "on its own fails") {
+  const auto systems = mixed_systems();
+  std::vector<std::int64_t> edges;
+  brute_force_edges(systems, 2.5, &edges);
+  std::vector<std::int64_t> sorted = edges;
+  std::sort(sorted.rbegin(), sorted.rend());
+  // Room for a system's edges to grow as it moves, but less than two systems' edges.
+  const std::int64_t largest = sorted[0] + sorted[0] / 5;
+  REQUIRE(largest < sorted[0] + sorted[1]);
+  const auto positions = [](const Batch& b) {
+    std::vector<double> out;
+    for (const auto& s : b.systems())
+      out.insert(out.end(), s.positions.begin(), s.positions.end());
+    return out;
+  };
+  bd::VerletOptions nve;
+  nve.steps = 10;
+  nve.temperature = 0.2;
+  auto whole = std::make_shared<HostLennardJones>(), parts = std::make_shared<HostLennardJones>();
+  bd::VerletStage<bd::Model> one_call(bd::Model(whole), nve);
+  bd::VerletStage<bd::Model> split(bd::Model(parts, false, largest), nve);
+  Batch a(systems), b(systems);
+  baton::test::run(one_call, a, 4);
+  baton::test::run(split, b, 4);
+  CHECK(parts->largest <= largest);  // every call within the limit
+  CHECK(whole->largest > largest);
+  CHECK(parts->calls > whole->calls);
+  CHECK(a.steps() == b.steps());
+  CHECK(positions(b) == positions(a));  // bit for bit: a system's numbers do not see the others
+  for (const auto& s : b.systems())
+    CHECK_FALSE(s.failed);
+
+  // One system more than the limit on its own: it fails, the others run on.
+  const std::vector<bs::HostSystem> three = {cluster(13, 0), crystal(1, true), cluster(55, 2)};
+  edges.clear();
+  brute_force_edges(three, 2.5, &edges);
+  const long big = 1;
+  // Less than the crystal's edges, more than a cluster's as it moves.
+  const std::int64_t below = edges[1] / 2;
+  REQUIRE(below > 2 * std::max(edges[0], edges[2]));
+  auto limited = std::make_shared<HostLennardJones>();
+  bd::VerletStage<bd::Model> small(bd::Model(limited, false, below), nve);
+  Batch c(three);
+  baton::test::run(small, c, 4);
+  const auto done = c.systems();
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    INFO("system " << i << " with " << edges[i] << " edges");
+    CHECK(done[i].failed == (static_cast<long>(i) == big));
+    if (static_cast<long>(i) == big)
+      CHECK(done[i].failure == "more edges than a model call may have");
+  }
+  CHECK(limited->largest <= below);
+  // The same through one call per system.
+  auto each = std::make_shared<HostLennardJones>();
+  bd::VerletStage<bd::Model> per_system(bd::Model(each, true, below), nve);
+  Batch d(three);
+  baton::test::run(per_system, d, 4);
+  const auto done_each = d.systems();
+  for (std::size_t i = 0; i < done_each.size(); ++i)
+    CHECK(done_each[i].failed == (static_cast<long>(i) == big));
+  CHECK(error_of([&] { bd::Model(each, false, -1); }).find("max_edges") != std::string::npos);
+}
+
+TEST_CASE("probe_memory: bytes per atom and per edge of a call; edge_capacity within a budget") {
+  // A model that counts nothing of its own: Baton's buffers only.
+  auto host_lj = std::make_shared<HostLennardJones>();
+  const bd::ModelMemory own = bd::probe_memory(*host_lj, crystal(0, false));
+  CHECK_FALSE(own.model_counted);
+  CHECK(own.per_atom == doctest::Approx(1.5 * 72));
+  CHECK(own.per_edge == doctest::Approx(1.5 * 40));
+  CHECK(own.state == 0);
+  bd::ModelMemory m;
+  m.state = 1000;
+  m.fixed = 500;
+  m.per_atom = 100;
+  m.per_edge = 10;
+  // (1 - headroom) * budget = 1000 + 500 + 100 * 20 + 10 * 300
+  const double budget = (1000 + 500 + 100 * 20 + 10 * 300) / (1 - bd::ModelMemory::headroom);
+  CHECK(m.edge_capacity(budget, 20) == 300);
+  CHECK(m.edge_capacity(budget, 50) == 0);
+  CHECK(m.edge_capacity(budget, 51) == -1);
+  if (models_dir().empty()) {
+    MESSAGE("TorchScript part skipped: no libtorch or no generated models");
+    return;
+  }
+  // The many-body model's autograd keeps per-edge tensors: more than Baton's own bytes per edge.
+  auto model = torch_model("manybody.pt");
+  bs::HostSystem sample = bd::fcc_crystal({3, 3, 3}, 1.6, "A", 0, 0.05, 7);
+  const bd::ModelMemory mb = bd::probe_memory(*model, sample);
+  CHECK(mb.model_counted);
+  CHECK(mb.state == 4 * 8);               // its buffer w: 2 x 2 float64
+  CHECK(mb.per_edge > 1.5 * 40 + 8 * 8);  // at least eight float64 temporaries per edge
+  CHECK(mb.per_atom >= 1.5 * 72);
+  MESSAGE("manybody.pt: " << mb.describe());
+  // Counting again gives the same (no allocator left installed that counts twice).
+  const bd::ModelMemory again = bd::probe_memory(*model, sample);
+  CHECK(again.per_edge == doctest::Approx(mb.per_edge).epsilon(0.05));
 }
 
 TEST_CASE("a batch model gives the built-in potential's forces, energies and virials") {

@@ -12,11 +12,18 @@ namespace baton::dynamics {
 Model::Model(std::shared_ptr<BatchModel> model, bool one_system_per_call)
     : model_(std::move(model)), one_system_per_call_(one_system_per_call) {}
 
+Model::Model(std::shared_ptr<BatchModel> model, bool one_system_per_call, std::int64_t max_edges)
+    : model_(std::move(model)), one_system_per_call_(one_system_per_call), max_edges_(max_edges) {
+  if (max_edges < 0)
+    throw Error("baton::dynamics::Model: max_edges is " + std::to_string(max_edges) +
+                "; give 0 (no limit) or more");
+}
+
 int Model::evaluate(detail::ModelWorkspace& work, systems::SystemsBatch& batch,
                     const systems::SystemsBatch::view<int*>& selected,
                     NeighbourLists& lists) const {
-  return one_system_per_call_ ? work.evaluate_each(model(), batch, selected, lists)
-                              : work.evaluate(model(), batch, selected, lists);
+  return one_system_per_call_ ? work.evaluate_each(model(), batch, selected, lists, max_edges_)
+                              : work.evaluate(model(), batch, selected, lists, max_edges_);
 }
 
 BatchModel& Model::model() const {
@@ -76,7 +83,7 @@ void select_entering(const systems::SystemsBatch& batch, int first, int n,
 
 int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
                              const systems::SystemsBatch::view<int*>& selected,
-                             NeighbourLists& lists) {
+                             NeighbourLists& lists, std::int64_t max_edges) {
   const int n = batch.num_systems();
   if (n == 0)
     return 0;
@@ -179,13 +186,15 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
         sum += m;
       },
       edges);
-  if (edges > 0x7fffffff)
+  if (edges > 0x7fffffff && !(max_edges > 0 && max_edges <= 0x7fffffff))
     throw Error("baton::dynamics::Model: " + std::to_string(edges) +
                 " edges in one evaluation; the most is 2^31 - 1 (give the stage fewer atoms)");
-  in_.edges = static_cast<int>(edges);
   Kokkos::parallel_for(
       "baton::dynamics::model_edge_end", ExecPolicy(0, 1),
       KOKKOS_LAMBDA(int) { edge_start(atoms) = edges; });
+  if (max_edges > 0 && edges > max_edges)
+    return evaluate_split(model, batch, selected, lists, max_edges);
+  in_.edges = static_cast<int>(edges);
   in_.edge_ptr = edge_start_;
   reserve(edge_buffer_, 2 * static_cast<std::size_t>(edges), "edge_index");
   reserve(in_.edge_cell_shift, static_cast<std::size_t>(edges), "edge_cell_shift");
@@ -228,6 +237,7 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
 
   ModelInputs given = in_;
   model.evaluate(given, out_);
+  ++calls_;
 
   // The results back into the batch's rows and slots.
   const auto f = batch.forces;
@@ -262,9 +272,75 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
   return systems;
 }
 
+int ModelWorkspace::evaluate_split(BatchModel& model, systems::SystemsBatch& batch,
+                                   const systems::SystemsBatch::view<int*>& selected,
+                                   NeighbourLists& lists, std::int64_t max_edges) {
+  ++split_calls_;
+  const int n = batch.num_systems();
+  const auto host_edges = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(edge_start_, std::make_pair(0, in_.atoms + 1)));
+  const auto host_system = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(slot_system_, std::make_pair(0, n)));
+  const auto host_first = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(slot_first_, std::make_pair(0, n)));
+  const std::vector<int> count = batch.count_on_host();
+  // Parts of consecutive slots, each within max_edges; a slot too large alone fails.
+  std::vector<std::vector<int>> parts(1);
+  std::vector<int> too_large;
+  std::int64_t used = 0;
+  for (int s = 0; s < n; ++s) {
+    if (host_system(s) < 0)
+      continue;
+    const std::int64_t a0 = host_first(s);
+    const std::int64_t e = host_edges(a0 + count[static_cast<std::size_t>(s)]) - host_edges(a0);
+    if (e > max_edges) {
+      too_large.push_back(s);
+      continue;
+    }
+    if (used + e > max_edges && !parts.back().empty()) {
+      parts.emplace_back();
+      used = 0;
+    }
+    parts.back().push_back(s);
+    used += e;
+  }
+  reserve(part_, static_cast<std::size_t>(n), "part");
+  const auto part = Kokkos::subview(part_, std::make_pair(0, n));
+  const auto flags = Kokkos::create_mirror_view(part);
+  int evaluated = 0;
+  for (const std::vector<int>& slots : parts) {
+    if (slots.empty())
+      continue;
+    Kokkos::deep_copy(flags, 0);
+    for (int s : slots)
+      flags(s) = 1;
+    Kokkos::deep_copy(part, flags);
+    evaluated += evaluate(model, batch, part_, lists);  // fits: the same positions, the same edges
+  }
+  if (!too_large.empty()) {  // not evaluated: failed, and out of the caller's selection
+    Kokkos::deep_copy(flags, 0);
+    for (int s : too_large)
+      flags(s) = 1;
+    Kokkos::deep_copy(part, flags);
+    const auto failed = batch.failed;
+    const auto status = batch.status;
+    const auto chosen = selected;
+    Kokkos::parallel_for(
+        "baton::dynamics::model_too_many_edges", ExecPolicy(0, n), KOKKOS_LAMBDA(int s) {
+          if (part(s) == 0)
+            return;
+          chosen(s) = 0;
+          failed(s) = static_cast<int>(systems::Failure::edges);
+          status(s) = static_cast<int>(systems::SystemStatus::finished);
+        });
+    Kokkos::fence();
+  }
+  return evaluated;
+}
+
 int ModelWorkspace::evaluate_each(BatchModel& model, systems::SystemsBatch& batch,
                                   const systems::SystemsBatch::view<int*>& selected,
-                                  NeighbourLists& lists) {
+                                  NeighbourLists& lists, std::int64_t max_edges) {
   const int n = batch.num_systems();
   if (n == 0)
     return 0;
@@ -279,7 +355,14 @@ int ModelWorkspace::evaluate_each(BatchModel& model, systems::SystemsBatch& batc
     Kokkos::parallel_for(
         "baton::dynamics::model_select_one", ExecPolicy(0, n),
         KOKKOS_LAMBDA(int s) { one(s) = s == target ? 1 : 0; });
-    evaluated += evaluate(model, batch, one, lists);
+    evaluated += evaluate(model, batch, one, lists, max_edges);
+    if (max_edges > 0) {  // a system with too many edges left the selection
+      Kokkos::parallel_for(
+          "baton::dynamics::model_deselect_one", ExecPolicy(0, 1), KOKKOS_LAMBDA(int) {
+            if (one(target) == 0)
+              selected(target) = 0;
+          });
+    }
   }
   return evaluated;
 }

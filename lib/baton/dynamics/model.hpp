@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "baton/dynamics/fire.hpp"
 #include "baton/dynamics/forces.hpp"
@@ -24,6 +25,7 @@
 #include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/units.hpp"
 #include "baton/dynamics/verlet.hpp"
+#include "baton/systems/host_system.hpp"
 #include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics {
@@ -72,7 +74,50 @@ class BatchModel {
   /// Throws baton::Error (or std::exception) when the model fails; non-finite numbers are failed
   /// systems, not errors.
   virtual void evaluate(const ModelInputs& in, const ModelOutputs& out) = 0;
+
+  /// Bytes the model holds between calls (parameters, buffers); 0 when not known.
+  virtual std::int64_t state_bytes() const { return 0; }
+  /// Starts counting the memory the model allocates itself while it evaluates (what
+  /// probe_memory() measures).
+  virtual void begin_memory_count() {}
+  /// The most bytes the model's own allocations held at once since begin_memory_count(), or -1
+  /// when it cannot count them (probe_memory() then counts only Baton's buffers).
+  virtual std::int64_t end_memory_count() { return -1; }
 };
+
+/// What one model call takes in memory, as probe_memory() measured it: a fixed part plus bytes
+/// per atom and per edge of the call. Baton's gathered inputs and outputs are in it (with the room
+/// its buffers keep for growth), and so are the model's own allocations while it runs, when the
+/// model counts them (TorchModel does, on the host).
+struct ModelMemory {
+  std::int64_t state = 0;      ///< bytes the model holds between calls (BatchModel::state_bytes())
+  double fixed = 0;            ///< bytes of every call, whatever its size
+  double per_atom = 0;         ///< bytes per atom of a call
+  double per_edge = 0;         ///< bytes per edge of a call
+  bool model_counted = false;  ///< whether the model's own allocations are counted
+  /// The budget fraction that edge_capacity() leaves unused: estimates that forget part of the
+  /// model's memory (allocator caches, fragmentation, libraries' workspaces) then still fit.
+  static constexpr double headroom = 0.5;
+  /// The most edges one call of `atoms` atoms may have so that state + fixed + per_atom * atoms +
+  /// per_edge * edges stays within (1 - headroom) * `budget` bytes; -1 when not even a call with
+  /// no edges fits, std::int64_t's largest when edges take no memory.
+  std::int64_t edge_capacity(double budget, std::int64_t atoms) const;
+  /// "state 1.2 MB, 160 B per atom, 2.1 kB per edge" (and "(Baton's buffers only)" when the
+  /// model's own allocations are not counted).
+  std::string describe() const;
+};
+
+/// The memory one call of `model` takes (ModelMemory), measured on copies of `sample`: calls on
+/// `copies` and 2 `copies` copies, and on `copies` copies stretched by 1.3 (fewer edges per atom),
+/// separate the parts per atom and per edge. Pick a sample as dense as the run's densest system.
+/// Throws baton::Error when `sample` is not a valid system or the model fails.
+ModelMemory probe_memory(BatchModel& model, const systems::HostSystem& sample, int copies = 4);
+
+/// The edges of each system at `cutoff` (ordered pairs closer than it, in both directions, as a
+/// model's edge list has them), counted through the same neighbour lists the stages use: what a
+/// model call on these systems will see. Throws baton::Error for a system that is not valid.
+std::vector<std::int64_t> count_edges(const std::vector<systems::HostSystem>& systems,
+                                      double cutoff);
 
 namespace detail {
 
@@ -110,17 +155,33 @@ class ModelWorkspace {
   /// Evaluates `model` on the Active slots s of `batch` with selected(s) != 0 (slots [0,
   /// num_systems())): their edges through `lists` (prepared for the model's cutoff), then energy,
   /// fmax, forces and virial written into the batch. Returns the number of systems evaluated.
+  /// With max_edges > 0, no call has more edges: the systems are split over several calls, in
+  /// slot order, and a system with more edges than max_edges on its own is not evaluated but
+  /// failed (systems::Failure::edges; its selected flag cleared).
   int evaluate(BatchModel& model, systems::SystemsBatch& batch,
-               const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists);
+               const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists,
+               std::int64_t max_edges = 0);
   /// evaluate() one system at a time (the selected slots read back to the host first).
   int evaluate_each(BatchModel& model, systems::SystemsBatch& batch,
-                    const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists);
+                    const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists,
+                    std::int64_t max_edges = 0);
   /// A View of at least `n` flags (the selection evaluate() reads).
   const systems::SystemsBatch::view<int*>& selection(int n);
   /// Edges of the last evaluation.
   int last_edges() const noexcept { return in_.edges; }
+  /// Model calls so far, and those of them that were split (max_edges).
+  std::int64_t calls() const noexcept { return calls_; }
+  std::int64_t split_calls() const noexcept { return split_calls_; }
 
  private:
+  /// evaluate() over several calls of at most max_edges edges each (the gathered counts of the
+  /// call that was too large are in edge_start_).
+  int evaluate_split(BatchModel& model, systems::SystemsBatch& batch,
+                     const systems::SystemsBatch::view<int*>& selected, NeighbourLists& lists,
+                     std::int64_t max_edges);
+
+  std::int64_t calls_ = 0, split_calls_ = 0;
+  systems::SystemsBatch::view<int*> part_;  ///< the selection of one part of a split call
   ModelInputs in_;
   ModelOutputs out_;
   systems::SystemsBatch::view<int*> selected_, one_;
@@ -150,6 +211,10 @@ class Model {
   /// last elements apart) gives results that depend on the batch, and so on the rank count; one
   /// system per call rules that out, at the cost of more, smaller calls.
   explicit Model(std::shared_ptr<BatchModel> model, bool one_system_per_call = false);
+  /// `model`, with `max_edges` > 0 the most edges of one call (ModelWorkspace::evaluate splits
+  /// larger ones; a system with more edges on its own fails with systems::Failure::edges). A
+  /// ModelMemory's edge_capacity() gives it for a memory budget.
+  Model(std::shared_ptr<BatchModel> model, bool one_system_per_call, std::int64_t max_edges);
 
   /// The model (throws baton::Error when there is none).
   BatchModel& model() const;
@@ -157,6 +222,8 @@ class Model {
   /// kernels' view of it.
   detail::ModelCutoff kernel() const;
   bool one_system_per_call() const noexcept { return one_system_per_call_; }
+  /// The most edges of one call (0: no limit).
+  std::int64_t max_edges() const noexcept { return max_edges_; }
   /// Evaluates the model on the selected slots (detail::ModelWorkspace::evaluate or
   /// evaluate_each); returns the number of systems evaluated.
   int evaluate(detail::ModelWorkspace& work, systems::SystemsBatch& batch,
@@ -165,6 +232,7 @@ class Model {
  private:
   std::shared_ptr<BatchModel> model_;
   bool one_system_per_call_ = false;
+  std::int64_t max_edges_ = 0;
 };
 
 /// An integrator over a batch model: IntegratorStage's contract (integrator.hpp) with the Update's

@@ -56,6 +56,28 @@ SumModel::SumModel(std::vector<std::shared_ptr<BatchModel>> terms) : terms_(std:
       throw Error("baton::dynamics::SumModel: a term is null");
 }
 
+std::int64_t SumModel::state_bytes() const {
+  std::int64_t bytes = 0;
+  for (const auto& term : terms_)
+    bytes += term->state_bytes();
+  return bytes;
+}
+
+void SumModel::begin_memory_count() {
+  for (const auto& term : terms_)
+    term->begin_memory_count();
+}
+
+std::int64_t SumModel::end_memory_count() {
+  std::int64_t bytes = -1;
+  for (const auto& term : terms_) {
+    const std::int64_t b = term->end_memory_count();
+    if (b >= 0)
+      bytes = std::max<std::int64_t>(bytes, 0) + b;
+  }
+  return bytes;
+}
+
 double SumModel::cutoff() const {
   double rc = 0;
   for (const auto& t : terms_)

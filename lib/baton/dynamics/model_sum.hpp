@@ -25,6 +25,12 @@ class SumModel : public BatchModel {
   explicit SumModel(std::vector<std::shared_ptr<BatchModel>> terms);
   double cutoff() const override;
   void evaluate(const ModelInputs& in, const ModelOutputs& out) override;
+  /// The terms' state bytes, summed.
+  std::int64_t state_bytes() const override;
+  /// Counts every term's allocations; the sum of the terms' peaks (they run one after the other,
+  /// so the sum bounds the peak), -1 when no term counts.
+  void begin_memory_count() override;
+  std::int64_t end_memory_count() override;
   const std::vector<std::shared_ptr<BatchModel>>& terms() const noexcept { return terms_; }
 
  private:

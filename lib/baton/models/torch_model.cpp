@@ -144,6 +144,18 @@ void TorchModel::evaluate(const dynamics::ModelInputs& in, const dynamics::Model
     throw Error(std::string(who) + ": " + error);
 }
 
+std::int64_t TorchModel::state_bytes() const {
+  return impl_->plugin->state_bytes(impl_->model);
+}
+
+void TorchModel::begin_memory_count() {
+  impl_->plugin->memory_begin(impl_->model);
+}
+
+std::int64_t TorchModel::end_memory_count() {
+  return impl_->plugin->memory_end(impl_->model);
+}
+
 bool torch_enabled() {
   return BATON_HAVE_TORCH_PLUGIN;
 }

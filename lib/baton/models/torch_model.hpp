@@ -44,6 +44,13 @@ class TorchModel : public dynamics::BatchModel {
   /// "float64" or "float32".
   std::string dtype() const;
   void evaluate(const dynamics::ModelInputs& in, const dynamics::ModelOutputs& out) override;
+  /// Bytes of the model's parameters and buffers.
+  std::int64_t state_bytes() const override;
+  /// Counts what libtorch allocates while the model runs: on the host through a counting CPU
+  /// allocator installed until end_memory_count(), on a GPU from the CUDA caching allocator's
+  /// peak statistics.
+  void begin_memory_count() override;
+  std::int64_t end_memory_count() override;
 
  private:
   struct Impl;

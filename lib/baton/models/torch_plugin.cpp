@@ -3,9 +3,16 @@
 // nothing of Baton or Kokkos (see detail/torch_plugin.hpp): errors come back as text.
 #include "baton/models/detail/torch_plugin.hpp"
 
+#include <c10/core/CPUAllocator.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/script.h>
+#ifdef BATON_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -246,10 +253,110 @@ void destroy(void* model) {
   delete static_cast<Model*>(model);
 }
 
+std::int64_t state_bytes(void* model) {
+  const Model& m = *static_cast<Model*>(model);
+  std::int64_t bytes = 0;
+  for (const auto& p : m.module.parameters())
+    bytes += static_cast<std::int64_t>(p.numel()) * static_cast<std::int64_t>(p.element_size());
+  for (const auto& b : m.module.buffers())
+    bytes += static_cast<std::int64_t>(b.numel()) * static_cast<std::int64_t>(b.element_size());
+  return bytes;
+}
+
+/// libtorch's CPU allocator with a count of the bytes it holds and the most it held, installed
+/// while a memory count runs (every thread's allocations go through it). What it allocated before
+/// it was installed is freed through the allocator that allocated it.
+class CountingAllocator final : public c10::Allocator {
+ public:
+  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
+  c10::DataPtr allocate(std::size_t n) const override {
+    auto* block = new Block{inner_->allocate(n), n};
+    const std::int64_t now = live_ += static_cast<std::int64_t>(n);
+    std::int64_t seen = peak_.load();
+    while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+    }
+    void* data = block->inner.get();
+    return c10::DataPtr(data, block, &release, block->inner.device());
+  }
+  void reset() { peak_ = live_.load(); }
+  std::int64_t peak_above(std::int64_t base) const { return peak_.load() - base; }
+  std::int64_t live() const { return live_.load(); }
+
+ private:
+  struct Block {
+    c10::DataPtr inner;
+    std::size_t n;
+  };
+  static void release(void* ctx) {
+    auto* block = static_cast<Block*>(ctx);
+    live_ -= static_cast<std::int64_t>(block->n);
+    delete block;  // frees through the inner allocator
+  }
+  c10::Allocator* inner_;
+  static std::atomic<std::int64_t> live_, peak_;
+};
+std::atomic<std::int64_t> CountingAllocator::live_{0};
+std::atomic<std::int64_t> CountingAllocator::peak_{0};
+
+struct MemoryCount {
+  c10::Allocator* previous = nullptr;
+  std::unique_ptr<CountingAllocator> counting;
+  std::int64_t base = 0;
+};
+MemoryCount& memory_count() {
+  static MemoryCount count;
+  return count;
+}
+
+void memory_begin(void* model) {
+  const Model& m = *static_cast<Model*>(model);
+#ifdef BATON_TORCH_CUDA
+  if (m.device.is_cuda()) {
+    const int d = c10::cuda::current_device();
+    c10::cuda::CUDACachingAllocator::resetPeakStats(d);
+    memory_count().base =
+        c10::cuda::CUDACachingAllocator::getDeviceStats(d).allocated_bytes[0].current;
+    return;
+  }
+#endif
+  (void)m;
+  MemoryCount& c = memory_count();
+  if (!c.counting) {
+    c.previous = c10::GetCPUAllocator();
+    c.counting = std::make_unique<CountingAllocator>(c.previous);
+  }
+  c10::SetCPUAllocator(c.counting.get(), 255);
+  c.counting->reset();
+  c.base = c.counting->live();
+}
+
+std::int64_t memory_end(void* model) {
+  const Model& m = *static_cast<Model*>(model);
+#ifdef BATON_TORCH_CUDA
+  if (m.device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+    return stats.allocated_bytes[0].peak - memory_count().base;
+  }
+#endif
+  (void)m;
+  MemoryCount& c = memory_count();
+  if (!c.counting)
+    return -1;
+  const std::int64_t peak = c.counting->peak_above(c.base);
+  c10::SetCPUAllocator(c.previous,
+                       255);  // the counting one stays alive: its blocks free through it
+  return peak;
+}
+
 }  // namespace
 
 extern "C" const TorchPlugin* baton_torch_plugin() {
-  static const TorchPlugin plugin{baton::models::detail::torch_plugin_abi, &load, &evaluate,
-                                  &destroy};
+  static const TorchPlugin plugin{baton::models::detail::torch_plugin_abi,
+                                  &load,
+                                  &evaluate,
+                                  &destroy,
+                                  &state_bytes,
+                                  &memory_begin,
+                                  &memory_end};
   return &plugin;
 }

@@ -79,6 +79,8 @@ const char* failure_text(int code) {
       return "failed before";
     case Failure::dissociated:
       return "dissociated: no two atoms within the cutoff";
+    case Failure::edges:
+      return "more edges than a model call may have";
   }
   return "failed";
 }

@@ -26,15 +26,16 @@ enum class SystemStatus : int {
 /// a system's numbers break; never cleared.
 enum class Failure : int {
   none = 0,
-  energy = 1,      ///< its energy is not finite
-  forces = 2,      ///< some force is not finite (e.g. two atoms on top of each other)
-  exploded = 3,    ///< an atom is further than max_coordinate from the origin
-  positions = 4,   ///< some position or velocity is not finite
-  input = 5,       ///< it arrived failed (an earlier run or stage)
-  dissociated = 6  ///< no two atoms interact any more, where some did when it entered the stage
+  energy = 1,       ///< its energy is not finite
+  forces = 2,       ///< some force is not finite (e.g. two atoms on top of each other)
+  exploded = 3,     ///< an atom is further than max_coordinate from the origin
+  positions = 4,    ///< some position or velocity is not finite
+  input = 5,        ///< it arrived failed (an earlier run or stage)
+  dissociated = 6,  ///< no two atoms interact any more, where some did when it entered the stage
+  edges = 7         ///< more edges on its own than a model call may have (dynamics::Model)
 };
 /// The largest Failure code.
-inline constexpr int last_failure = static_cast<int>(Failure::dissociated);
+inline constexpr int last_failure = static_cast<int>(Failure::edges);
 
 /// A coordinate larger than this (in the run's length unit) means the system exploded: no atom of
 /// a system that dynamics can handle gets anywhere near it.

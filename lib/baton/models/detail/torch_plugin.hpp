@@ -37,9 +37,15 @@ struct TorchPlugin {
                 std::string* dtype_out, std::string* error) = nullptr;
   bool (*evaluate)(void* model, const TorchArrays& arrays, std::string* error) = nullptr;
   void (*destroy)(void* model) = nullptr;
+  /// Bytes of the model's parameters and buffers.
+  std::int64_t (*state_bytes)(void* model) = nullptr;
+  /// Counting of the bytes libtorch allocates (the CPU allocator, or the CUDA caching allocator's
+  /// statistics for a model on a GPU): begin, then the most held at once since (-1: cannot count).
+  void (*memory_begin)(void* model) = nullptr;
+  std::int64_t (*memory_end)(void* model) = nullptr;
 };
 
-inline constexpr int torch_plugin_abi = 1;
+inline constexpr int torch_plugin_abi = 2;
 
 }  // namespace baton::models::detail
 

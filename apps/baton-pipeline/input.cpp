@@ -9,6 +9,7 @@
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/langevin.hpp>
+#include <baton/dynamics/model.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/pipeline/driver.hpp>
 #include <baton/pipeline/hooks.hpp>
@@ -85,12 +86,36 @@ std::string input_problem(sys::HostSystem& s, const Options& o, const FilePotent
   return problem;
 }
 
-// Checks every frame of --input; returns the source that streams it, passing over `done`.
+// Adds the edges of `systems` at the model's cutoff to `scan`, and empties `systems`.
+void scan_edges(std::vector<sys::HostSystem>& systems, const FilePotential& file, EdgeScan& scan) {
+  if (systems.empty())
+    return;
+  const std::vector<std::int64_t> edges = dyn::count_edges(systems, file.model->cutoff());
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    const sys::HostSystem& s = systems[i];
+    const auto atoms = static_cast<std::int64_t>(s.size());
+    scan.density =
+        std::max(scan.density, static_cast<double>(edges[i]) / static_cast<double>(atoms));
+    scan.largest = std::max(scan.largest, atoms);
+    if (edges[i] > scan.most || scan.densest.size() == 0) {
+      scan.most = edges[i];
+      scan.most_id = s.id;
+      scan.most_atoms = atoms;
+      scan.densest = s;
+    }
+  }
+  systems.clear();
+}
+
+// Checks every frame of --input; returns the source that streams it, passing over `done`. With a
+// model, counts every system's edges into `scan`.
 std::unique_ptr<pl::SystemSource> open_input_file(const Options& o, const FilePotential& file,
-                                                  const std::vector<std::int64_t>& done) {
+                                                  const std::vector<std::int64_t>& done,
+                                                  EdgeScan& scan) {
   std::vector<std::int64_t> ids;
   std::int64_t largest = 0, count = 0;
-  sys::SpeciesTable labels;  // in order of first use, so that every rank names them
+  sys::SpeciesTable labels;              // in order of first use, so that every rank names them
+  std::vector<sys::HostSystem> pending;  // for the edge count, a chunk at a time
   try {
     sys::XyzReader reader(o.input);
     while (std::optional<sys::HostSystem> s = reader.next()) {
@@ -103,7 +128,13 @@ std::unique_ptr<pl::SystemSource> open_input_file(const Options& o, const FilePo
         labels.index(label);
       largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(s->size()));
       count += std::binary_search(done.begin(), done.end(), s->id) ? 0 : 1;
+      if (file.model) {
+        pending.push_back(std::move(*s));
+        if (pending.size() == 1024)
+          scan_edges(pending, file, scan);
+      }
     }
+    scan_edges(pending, file, scan);
   } catch (const app::UsageError&) {
     throw;
   } catch (const baton::Error& e) {
@@ -178,7 +209,8 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
             std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
                       << "', so every system runs\n";
         }
-        in.source = o.input.empty() ? built_in_input(o, done) : open_input_file(o, file, done);
+        in.source =
+            o.input.empty() ? built_in_input(o, done) : open_input_file(o, file, done, in.edges);
       },
       app::exit_usage);
   return in;

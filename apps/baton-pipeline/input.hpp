@@ -17,12 +17,23 @@ namespace dyn = baton::dynamics;
 namespace sys = baton::systems;
 namespace pl = baton::pipeline;
 
+// What the input's systems give a model's calls (--potential torch): their edges at its cutoff.
+struct EdgeScan {
+  std::int64_t most = 0;        // the most edges of one system
+  std::int64_t most_id = 0;     // that system's id
+  std::int64_t most_atoms = 0;  // and its atoms
+  double density = 0;           // the most edges per atom of one system
+  std::int64_t largest = 0;     // the most atoms of one system
+  sys::HostSystem densest;      // the system with the most edges (the memory probe's sample)
+};
+
 // Rank 0's input and output. The input is streamed: an input file is read one frame at a time
 // twice, first to check every frame before any work (exit 2 naming the frame), then by the run.
 struct Input {
   std::unique_ptr<pl::SystemSource> source;
   std::unique_ptr<pl::XyzFileSink> file;  // unless --output none
   std::int64_t resumed = 0;               // systems an earlier run finished (--resume)
+  EdgeScan edges;                         // --potential torch with --input
 };
 
 /// Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it

@@ -36,6 +36,7 @@
 
 #include "../common/app.hpp"
 #include "input.hpp"
+#include "model_capacity.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 #include "stop.hpp"
@@ -50,9 +51,16 @@ using namespace pipeline_app;
 namespace {
 
 int run(const baton::Communicator& world, const Options& o, const po::variables_map& vm,
-        const pl::Pipeline& pipeline, const pl::DriverOptions& settings,
-        const FilePotential& file) {
+        pl::Pipeline& pipeline, const pl::DriverOptions& settings, const FilePotential& file) {
   Input input = open_input(world, o, pipeline, file, vm);
+  ModelCapacity model_calls;
+  if (file.model) {  // the model's calls sized by its memory: edges per call, atoms per batch
+    model_calls = size_model_calls(world, o, file, input.edges);
+    Options sized = o;
+    sized.model_max_edges = model_calls.max_edges;
+    sized.capacity_atoms = model_calls.capacity_atoms;
+    pipeline = build_pipeline(sized, file);
+  }
   stop::install(world.rank(), input.file ? o.output + pl::XyzFileSink::partial_suffix : "",
                 input.resumed);
   Results results(input.file.get());
@@ -74,7 +82,8 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
     if (input.resumed > 0)
       std::cout << " (" << input.resumed << " finished by an earlier run, in " << o.output
                 << pl::XyzFileSink::partial_suffix << ")";
-    std::cout << "\n" << driver.plan().describe(pipeline.names()) << std::flush;
+    std::cout << "\n"
+              << model_calls.description << driver.plan().describe(pipeline.names()) << std::flush;
   }
   baton::barrier(world);
   const double start = baton::TimerRegistry::now();
@@ -108,7 +117,7 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
   baton::on_every_rank(world, [&] {
     if (world.rank() != 0)
       return;
-    std::cout << "\n" << pl::format_summary(summary);
+    std::cout << "\n" << pl::format_summary(summary) << model_calls.description;
     baton::TimeInfo info = baton::time_info(records);
     baton::LoadImbalance imbalance = baton::load_imbalance(records);
     // Ranks run different stages for different numbers of steps by design: the reports' warnings
@@ -131,11 +140,10 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
     if (!o.trace.empty())
       baton::write_chrome_trace(o.trace, records);
     if (results.failed > 0)  // not a failed run: the other systems' results stand
-      std::cout
-          << "\nfailed: " << results.failed << " of " << results.count
-          << " systems (non-finite energy, forces or positions, exploded, or dissociated); they "
-             "are not "
-             "stepped further and are written with failed=T and their failure\n";
+      std::cout << "\nfailed: " << results.failed << " of " << results.count
+                << " systems (non-finite energy, forces or positions, exploded, dissociated, or "
+                   "more edges than a model call may have); they are not stepped further and are "
+                   "written with failed=T and their failure\n";
     if (input.file)
       std::cout << "\nresults: " << o.output << " (" << results.count + input.resumed
                 << " systems, lowest energy " << results.lowest

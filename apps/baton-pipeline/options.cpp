@@ -154,7 +154,7 @@ pl::Pipeline build_pipeline(const Options& o, const FilePotential& file) {
   if (o.potential == "morse")
     return build_pipeline(o, o.morse);
   if (o.potential == "torch")
-    return build_pipeline(o, dyn::Model(file.model, o.model_per_system));
+    return build_pipeline(o, dyn::Model(file.model, o.model_per_system, o.model_max_edges));
   return build_pipeline(o, file.eam.value());
 }
 
@@ -208,6 +208,8 @@ void check_potential_options(const Options& o) {
                  "--model-plus needs a pair cutoff greater than 0");
     app::require_finite(o.model_cutoff, "model-cutoff");
     app::require(o.model_cutoff >= 0, "model-cutoff", "must be 0 (the model's r_max) or more");
+    app::require_finite(o.model_memory, "model-memory");
+    app::require(o.model_memory >= 0, "model-memory", "must be 0 (automatic) or more MB");
   }
   if (o.potential == "eam") {
     app::require(!o.potential_file.empty(), "potential-file",
@@ -374,6 +376,7 @@ bool changes_results(const std::string& option) {
                                                 "spill",
                                                 "capacity-systems",
                                                 "capacity-atoms",
+                                                "model-memory",
                                                 "steps-per-call",
                                                 "help"};
   return std::find(neutral.begin(), neutral.end(), option) == neutral.end();
@@ -454,6 +457,7 @@ void declare_options(po::options_description& options, Options& o) {
     ("model-cutoff", app::value(&o.model_cutoff, 0.0), "torch: the model's cutoff, when its file has no r_max (0: the file's)")
     ("model-plus", app::value(&o.model_plus, std::string("none")), "torch: a pair term added to the model: none, lj (--epsilon, --sigma, --cutoff) or morse (--morse-*, --cutoff); each term gets the pairs within its own cutoff")
     ("model-per-system", po::bool_switch(&o.model_per_system), "torch: call the model on one system at a time, for a model whose numbers for a system depend on the other systems of its call (results then independent of the batch and the rank count); slower")
+    ("model-memory", app::value(&o.model_memory, 0.0), "torch: MB of memory per rank for one model call, which sets the edges per call and the stages' atom capacity (docs/models.md); 0: the node's available memory shared among its ranks, on the host")
     ("model-species", po::value(&o.model_species), "torch: the model's species names in its atom_types order, comma-separated, when its file has no type_names")
     ("potential-file", po::value(&o.potential_file), "eam: LAMMPS potential file, *.eam (funcfl) or *.eam.alloy (setfl); masses come from it when the input has none")
     ("units", app::value(&o.units, std::string("auto")), "unit system: lj, metal (eV, A, amu, ps, K), or auto (metal for eam, else lj); metal changes the defaults of --fire-dt (0.001), --fire-dt-max (0.01), --dt (0.001) and --temperature (300)")

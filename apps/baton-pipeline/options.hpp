@@ -23,6 +23,8 @@ struct Options {
   std::string model_plus = "none";   ///< a pair term added to the model: none, lj or morse
   double model_cutoff = 0;           ///< > 0: overrides the model's r_max
   bool model_per_system = false;     ///< one system per model call
+  double model_memory = 0;           ///< MB per rank for a model call; 0: auto
+  std::int64_t model_max_edges = 0;  ///< set by the run (model_capacity.hpp): edges per call
   int systems = 0, steps_per_call = 0, capacity_systems = 0, capacity_atoms = 0, overflow = 0;
   double progress_seconds = 10;
   double skin = -1;  ///< neighbour-list skin; < 0: the unit system's default

@@ -46,6 +46,18 @@ heads = [re.sub(r' baton_run=("[^"]*"|\S+)', '', l) for l in open(sys.argv[1]) i
 fmax = [float(re.search(r' fmax=(\S+)', h).group(1)) for h in heads]
 sys.exit(0 if len(fmax) == 6 and max(fmax) <= 1e-5 else 1)
 PY
+# The model's memory, measured at setup, and the calls it allows, in the header and the summary.
+[ "$(grep -c '^model memory (measured on system .*per atom, .*per edge$' fire1.log)" -eq 2 ] ||
+  fail "fire at 1 rank: no model memory line in the header and the summary: $(cat fire1.log)"
+grep -q "^model calls: .* MB per rank (the node's available memory over its 1 rank), half kept free: at most [0-9]* edges per call" fire1.log ||
+  fail "fire at 1 rank: no model calls line: $(cat fire1.log)"
+# A small --model-memory: fewer atoms per batch than --capacity-atoms, the same results.
+run 2 small.xyz --model "$models/manybody.pt" --stages fire --fmax 1e-5 --capacity-atoms 512 \
+  --model-memory 4 > small.log 2>&1 || fail "--model-memory 4: exit $?: $(cat small.log)"
+grep -q "^model calls: 4 MB per rank (--model-memory), half kept free: at most [0-9]* edges per call; .* atoms per stage batch (of --capacity-atoms 512)" small.log ||
+  fail "--model-memory 4: the batch was not made smaller: $(cat small.log)"
+same fire1.xyz small.xyz || fail "--model-memory 4: the results differ from the unlimited run's"
+
 # NVE and Langevin over a model that returns its own forces and virial.
 run 2 md.xyz --model "$models/lj_forces.pt" --stages nve,langevin --nve-steps 50 \
   --langevin-steps 50 > md.log 2>&1 || fail "nve,langevin: exit $?: $(cat md.log)"
@@ -73,6 +85,10 @@ expect_usage not_a_model "--model: .*not_a_model.pt' is not a TorchScript model 
 expect_usage missing "--model: .*missing.pt" --model "$models/missing.pt"
 expect_usage no_cutoff "no usable cutoff" --model "$models/no_cutoff.pt"
 expect_usage no_energy "the model's output has no total_energy" --model "$models/no_energy.pt"
+expect_usage too_many_edges "--model-memory: system [0-9]* has [0-9]* edges within the model's cutoff, but 0.4 MB per rank (--model-memory) allows [0-9]* edges in one call" \
+  --model "$models/manybody.pt" --model-memory 0.4 --capacity-atoms 108
+expect_usage no_room "--model-memory: 0.01 MB per rank (--model-memory) cannot hold a model call of 108 atoms" \
+  --model "$models/manybody.pt" --model-memory 0.01 --capacity-atoms 108
 sed 's/^B /C /' "$models/systems.xyz" > c.xyz
 "$mpiexec" "$np_flag" 1 "${extra[@]}" "$app" --potential torch --units lj --input c.xyz \
   --model "$models/lj.pt" --output bad.xyz --progress off > species.log 2>&1

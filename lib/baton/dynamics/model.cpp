@@ -64,6 +64,25 @@ void reserve(V& v, std::size_t n, const char* label) {
   grow_view(v, n, std::string("baton::model::") + label);
 }
 
+/// Slots s with flagged(s) != 0 fail with Failure::edges and leave the selection.
+template <class Flags>
+void fail_too_many_edges(systems::SystemsBatch& batch,
+                         const systems::SystemsBatch::view<int*>& selected, const Flags& flagged,
+                         int n) {
+  const auto failed = batch.failed;
+  const auto status = batch.status;
+  const auto chosen = selected;
+  Kokkos::parallel_for(
+      "baton::dynamics::model_too_many_edges", ExecPolicy(0, n), KOKKOS_LAMBDA(int s) {
+        if (flagged(s) == 0)
+          return;
+        chosen(s) = 0;
+        failed(s) = static_cast<int>(systems::Failure::edges);
+        status(s) = static_cast<int>(systems::SystemStatus::finished);
+      });
+  Kokkos::fence();
+}
+
 }  // namespace
 
 const systems::SystemsBatch::view<int*>& ModelWorkspace::selection(int n) {
@@ -322,18 +341,7 @@ int ModelWorkspace::evaluate_split(BatchModel& model, systems::SystemsBatch& bat
     for (int s : too_large)
       flags(s) = 1;
     Kokkos::deep_copy(part, flags);
-    const auto failed = batch.failed;
-    const auto status = batch.status;
-    const auto chosen = selected;
-    Kokkos::parallel_for(
-        "baton::dynamics::model_too_many_edges", ExecPolicy(0, n), KOKKOS_LAMBDA(int s) {
-          if (part(s) == 0)
-            return;
-          chosen(s) = 0;
-          failed(s) = static_cast<int>(systems::Failure::edges);
-          status(s) = static_cast<int>(systems::SystemStatus::finished);
-        });
-    Kokkos::fence();
+    fail_too_many_edges(batch, selected, part, n);
   }
   return evaluated;
 }

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 
 #include "baton/core/error.hpp"
 #include "baton/models/detail/torch_plugin.hpp"
@@ -139,6 +140,10 @@ void TorchModel::evaluate(const dynamics::ModelInputs& in, const dynamics::Model
   a.virial = out.virial.data();
   a.on_device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                             systems::SystemsBatch::memory_space>::accessible;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<systems::SystemsBatch::execution_space, Kokkos::Cuda>)
+    a.stream = systems::SystemsBatch::execution_space().cuda_stream();
+#endif
   std::string error;
   if (!impl_->plugin->evaluate(impl_->model, a, &error))
     throw Error(std::string(who) + ": " + error);

@@ -9,6 +9,8 @@
 #ifdef BATON_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -217,6 +220,14 @@ void* load(const std::string& file, double cutoff, const std::string& type_names
 bool evaluate(void* model, const TorchArrays& a, std::string* error) {
   Model& m = *static_cast<Model*>(model);
   try {
+#ifdef BATON_TORCH_CUDA
+    // On the device, libtorch runs on the stream of Kokkos' execution space instance, so that the
+    // model's kernels follow the gathering kernels and precede the scatter without a fence.
+    std::optional<c10::cuda::CUDAStreamGuard> on_stream;
+    if (a.on_device && a.stream != nullptr)
+      on_stream.emplace(c10::cuda::getStreamFromExternal(static_cast<cudaStream_t>(a.stream),
+                                                         c10::cuda::current_device()));
+#endif
     const auto dev = torch::TensorOptions().device(m.device);
     const auto f64 = dev.dtype(torch::kFloat64), i64 = dev.dtype(torch::kInt64);
     const std::int64_t n = a.atoms, s = a.systems, e = a.edges;

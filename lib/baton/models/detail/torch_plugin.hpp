@@ -26,6 +26,7 @@ struct TorchArrays {
   double* forces = nullptr;                 // [N][3]
   double* virial = nullptr;                 // [S][6]
   bool on_device = false;                   // the arrays are in CUDA device memory
+  void* stream = nullptr;                   // on the device: the cudaStream_t libtorch runs on
 };
 
 /// The plugin's functions; each reports a problem in *error (one line) and returns null / false.

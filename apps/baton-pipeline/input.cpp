@@ -199,7 +199,7 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
           // A fresh FILE.part is removed again if a check below fails (no result written).
           try {
             in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume,
-                                                        describe_run(o, vm));
+                                                        describe_run(o, vm), o.fire.units.mvv2e);
           } catch (const baton::Error& e) {
             throw app::UsageError(std::string(o.resume ? "--resume: " : "--output: ") + e.what());
           }

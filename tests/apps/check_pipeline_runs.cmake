@@ -193,6 +193,15 @@ if(NOT frames EQUAL 2 OR NOT comments MATCHES "Lattice=\"3.4 0 0 0 3.4 0 0 0 3.4
    OR NOT comments MATCHES "Lattice=\"3.4 0 0 0.5 3.4 0 0.3 -0.4 3.4\".*pbc=\"T T F\"")
   message(FATAL_ERROR "periodic results lost their cells:\n${comments}")
 endif()
+# The fully periodic cell gets its stress and pressure; the one periodic along a and b only does
+# not (no volume to divide by).
+foreach(comment IN LISTS comments)
+  if(comment MATCHES "pbc=\"T T T\"" AND NOT comment MATCHES " stress=\"[^ \"]+( [^ \"]+)+\" pressure=[-0-9]")
+    message(FATAL_ERROR "the fully periodic result has no stress and pressure:\n${comment}")
+  elseif(comment MATCHES "pbc=\"T T F\"" AND comment MATCHES "stress=|pressure=")
+    message(FATAL_ERROR "a result periodic along two axes has a stress:\n${comment}")
+  endif()
+endforeach()
 
 # EAM (Cu, LAMMPS' Cu_u3.eam) on a jittered 3x3x3 Cu crystal (108 atoms, a = 3.616 A) given without
 # masses: the masses come from the potential file, the units are metal, 1 and 2 ranks agree.
@@ -241,8 +250,9 @@ if(EAM_FILE)
   file(STRINGS ${WORK}/cu.np1.xyz cu_comment REGEX "energy=")
   string(REGEX MATCH "energy=-[0-9.]+" cu_energy "${cu_comment}")
   string(REGEX MATCH "masses:R:1" cu_masses "${cu_comment}")
-  if(NOT diff EQUAL 0 OR cu_energy STREQUAL "" OR cu_masses STREQUAL "")
-    message(FATAL_ERROR "--potential eam: results differ at 1 and 2 ranks, or no energy or masses: ${cu_comment}")
+  string(REGEX MATCH " pressure=" cu_pressure "${cu_comment}")
+  if(NOT diff EQUAL 0 OR cu_energy STREQUAL "" OR cu_masses STREQUAL "" OR cu_pressure STREQUAL "")
+    message(FATAL_ERROR "--potential eam: results differ at 1 and 2 ranks, or no energy, masses or pressure: ${cu_comment}")
   endif()
   # The same with another neighbour-list skin: the same system, to rounding.
   launch(2 --input ${WORK}/cu.xyz --potential eam --potential-file ${EAM_FILE} --skin 0.5

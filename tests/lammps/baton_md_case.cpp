@@ -1,6 +1,7 @@
 // baton_md_case CASE DIR [EAM_FILE]: one periodic system of the LAMMPS comparison
 // (tests/lammps/compare_periodic.py), run by Baton. Writes DIR/CASE.data, a LAMMPS data file of the
 // starting state (box, masses, positions, velocities; numbers with 17 significant digits), and
+// writes DIR/CASE.xyz, that state as a results file has it (its stress and pressure at step 0), and
 // prints Baton's results:
 //   step0 <energy> <virial xx yy zz xy xz yz>
 //   force <id> <fx fy fz>                   (one line per atom, ids from 1 in data-file order)
@@ -16,6 +17,7 @@
 #include <baton/dynamics/verlet.hpp>
 #include <baton/systems/host_transfer.hpp>
 #include <baton/systems/lammps_data.hpp>
+#include <baton/systems/xyz.hpp>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -32,6 +34,7 @@ struct Run {
   std::vector<double> forces;
   double energy = 0, virial[6] = {0, 0, 0, 0, 0, 0};
   double pe100 = 0, ke100 = 0;
+  double mvv2e = 1;
 };
 
 template <class P>
@@ -49,6 +52,9 @@ Run run(const P& potential, bs::HostSystem s, const bd::VerletOptions& params) {
   for (int k = 0; k < 6; ++k)
     out.virial[k] = w(0, k);
   out.energy = bs::copy_systems_to_host(batch, {0}, species)[0].energy;
+  for (int k = 0; k < 6; ++k)  // the start's stress, as a results file gives it
+    out.start.virial[k] = out.virial[k];
+  out.mvv2e = params.units.mvv2e;
 
   bd::VerletOptions p = params;
   p.temperature = -1;  // keep the velocities drawn above
@@ -108,6 +114,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     bs::write_lammps_data(dir + "/" + name + ".data", r.start);
+    bs::write_xyz_file(dir + "/" + name + ".xyz", {r.start}, {}, r.mvv2e);
     std::printf("step0 %.17g", r.energy);
     for (double w : r.virial)
       std::printf(" %.17g", w);

@@ -7,11 +7,14 @@ usage: compare_periodic.py --lmp LMP --baton BATON_MD_CASE --work DIR --funcfl C
 For each case, baton_md_case builds the system (fcc crystal, jittered, velocities drawn), writes it
 as a LAMMPS data file and prints Baton's step-0 energy, virial and forces and the potential and
 kinetic energy after 100 velocity-Verlet steps; LAMMPS reads the data file and computes the same.
-Checked: step-0 energy, virial and forces to 1e-10 (relative; forces relative to the largest), and
-both energies after 100 steps to 1e-8. Exits 77 (skipped) without LAMMPS or its potential files.
+Checked: step-0 energy, virial and forces to 1e-10 (relative; forces relative to the largest),
+the step-0 stress and pressure of Baton's extended-XYZ frame (velocities included) against LAMMPS'
+`compute pressure thermo_temp` to 1e-9 (stress = -pressure tensor / nktv2p; relative to the largest
+component), and both energies after 100 steps to 1e-8. Exits 77 (skipped) without LAMMPS or its potential files.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -40,6 +43,14 @@ def baton(binary, name, work, potential):
             out["forces"][int(words[1])] = [float(w) for w in words[2:5]]
         elif words[0] == "step100":
             out["pe100"], out["ke100"] = float(words[1]), float(words[2])
+    comment = open(os.path.join(work, f"{name}.xyz")).read().splitlines()[1]
+    stress = re.search(r' stress="([^"]*)"', comment)
+    pressure = re.search(r' pressure=(\S+)', comment)
+    if not stress or not pressure:
+        sys.exit(f"{name}.xyz: no stress or pressure in the frame: {comment}")
+    m = [float(w) for w in stress.group(1).split()]
+    out["stress"] = [m[0], m[4], m[8], m[1], m[2], m[5]]  # xx yy zz xy xz yz
+    out["pressure"] = float(pressure.group(1))
     return out
 
 
@@ -49,8 +60,9 @@ def lammps(lmp, name, work, potential):
     lines = [f"units {units}", "atom_style atomic", "boundary p p p",
              f"read_data {name}.data"] + [p.format(file=potential) for p in pair] + [
         f"neighbor {skin} bin", "neigh_modify every 1 delay 0 check yes",
-        "compute w all pressure NULL virial",
-        "thermo_style custom step pe ke c_w[1] c_w[2] c_w[3] c_w[4] c_w[5] c_w[6] vol",
+        "compute w all pressure NULL virial", "compute p all pressure thermo_temp",
+        "thermo_style custom step pe ke c_w[1] c_w[2] c_w[3] c_w[4] c_w[5] c_w[6] vol "
+        "c_p[1] c_p[2] c_p[3] c_p[4] c_p[5] c_p[6] c_p",
         "thermo_modify format float %.17g norm no",
         f"dump f all custom 1 {name}.forces id fx fy fz",
         "dump_modify f format float %.17g sort id", "run 0", "undump f",
@@ -69,7 +81,7 @@ def lammps(lmp, name, work, potential):
         if words[:2] == ["Step", "PotEng"]:
             reading = True
             continue
-        if reading and words and words[0].isdigit() and len(words) == 10:
+        if reading and words and words[0].isdigit() and len(words) == 17:
             rows.append([float(w) for w in words])
         elif reading:
             reading = False
@@ -77,6 +89,7 @@ def lammps(lmp, name, work, potential):
     assert step100[0] == 100, f"no step 100 in {name}.log"
     volume = step0[9]
     out = {"energy": step0[1], "virial": [p * volume / nktv2p for p in step0[3:9]],
+           "stress": [-p / nktv2p for p in step0[10:16]], "pressure": step0[16] / nktv2p,
            "pe100": step100[1], "ke100": step100[2], "forces": {}}
     lines = open(os.path.join(work, f"{name}.forces")).read().splitlines()
     start = lines.index("ITEM: ATOMS id fx fy fz") + 1
@@ -104,8 +117,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     files = {"funcfl": args.funcfl, "setfl": args.setfl}
     failures = []
-    print(f"{'case':8} {'atoms':>6} {'energy':>9} {'virial':>9} {'forces':>9} "
-          f"{'pe(100)':>9} {'ke(100)':>9}")
+    print(f"{'case':8} {'atoms':>6} {'energy':>9} {'virial':>9} {'forces':>9} {'stress':>9} "
+          f"{'pressure':>9} {'pe(100)':>9} {'ke(100)':>9}")
     for name, (_, _, _, _, kind) in CASES.items():
         potential = files[kind] if kind else None
         if kind and not potential:
@@ -120,12 +133,17 @@ def main():
             "virial": max(relative(x, y, wscale) for x, y in zip(b["virial"], l["virial"])),
             "forces": max(relative(x, y, fscale) for i in l["forces"]
                           for x, y in zip(b["forces"][i], l["forces"][i])),
+            "stress": max(relative(x, y, max(abs(v) for v in l["stress"]))
+                          for x, y in zip(b["stress"], l["stress"])),
+            "pressure": relative(b["pressure"], l["pressure"]),
             "pe100": relative(b["pe100"], l["pe100"]),
             "ke100": relative(b["ke100"], l["ke100"]),
         }
         print(f"{name:8} {len(l['forces']):6d} " +
-              " ".join(f"{err[k]:9.1e}" for k in ("energy", "virial", "forces", "pe100", "ke100")))
-        limits = {"energy": 1e-10, "virial": 1e-10, "forces": 1e-10, "pe100": 1e-8, "ke100": 1e-8}
+              " ".join(f"{err[k]:9.1e}" for k in ("energy", "virial", "forces", "stress", "pressure",
+                                                  "pe100", "ke100")))
+        limits = {"energy": 1e-10, "virial": 1e-10, "forces": 1e-10, "stress": 1e-9, "pressure": 1e-9,
+                  "pe100": 1e-8, "ke100": 1e-8}
         for k, limit in limits.items():
             if not err[k] <= limit:
                 failures.append(f"{name}: {k} differs by {err[k]:.2e} (limit {limit:g}): "

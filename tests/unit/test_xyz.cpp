@@ -2,6 +2,7 @@
 
 #include <array>
 #include <baton/core/error.hpp>
+#include <baton/systems/cell.hpp>
 #include <baton/systems/fields.hpp>
 #include <baton/systems/xyz.hpp>
 #include <cctype>
@@ -458,6 +459,44 @@ TEST_CASE("the virial is written as ASE's 3x3 virial key and read back bit-exact
   CHECK(read_text(text).at(0).virial == s.virial);
   CHECK_THROWS_WITH_AS(read_text("1\nProperties=species:S:1:pos:R:3 virial=\"1 2 3\"\nAr 0 0 0\n"),
                        doctest::Contains("virial must be 9 numbers (a 3x3 matrix)"), baton::Error);
+}
+
+TEST_CASE("stress and pressure: -(virial + kinetic) / volume, for fully periodic systems only") {
+  HostSystem s;
+  s.id = 1;
+  s.species = {"Ar", "Ar"};
+  s.positions = {0, 0, 0, 1, 1, 1};
+  s.velocities = {1, 2, 0, 0, 0, 3};
+  s.masses = {2, 4};
+  s.cell = {2, 0, 0, 0, 4, 0, 1, 0, 5};  // volume 40
+  s.pbc = {true, true, true};
+  s.virial = {8, -4, 12, 2, 0, -6};
+  // kinetic sum m v v: xx 2, yy 8, zz 36, xy 4, xz 0, yz 0; times mvv2e 0.5
+  const auto sigma = baton::systems::stress(s, 0.5);
+  REQUIRE(sigma.has_value());
+  const std::array<double, 6> expected = {
+      -(8 + 1) / 40.0, -(-4 + 4) / 40.0, -(12 + 18) / 40.0, -(2 + 2) / 40.0, 0.0, 6 / 40.0};
+  for (int c = 0; c < 6; ++c)
+    CHECK((*sigma)[c] == doctest::Approx(expected[c]).epsilon(1e-15));
+  CHECK(baton::systems::pressure(*sigma) == doctest::Approx((9 + 0 + 30) / 120.0));
+  std::ostringstream out;
+  baton::systems::write_xyz(out, {s}, {}, 0.5);
+  const std::string text = out.str();
+  CHECK(text.find(" stress=\"-0.225 -0.1 -0 -0.1 -0 0.15 -0 0.15 -0.75\" pressure=0.325") !=
+        std::string::npos);
+  CHECK(write_text({s}).find("stress") == std::string::npos);  // no units given: not written
+  CHECK(read_text(text).at(0).virial == s.virial);             // stress is derived, not read
+  HostSystem slab = s;  // periodic along two axes: no volume to divide by
+  slab.pbc[2] = false;
+  CHECK_FALSE(baton::systems::stress(slab, 0.5).has_value());
+  HostSystem failed = s;
+  failed.failed = true;
+  std::ostringstream f;
+  baton::systems::write_xyz(f, {failed}, {}, 0.5);
+  CHECK(f.str().find("stress") == std::string::npos);
+  HostSystem unknown = s;  // no virial: no stress
+  unknown.virial.fill(std::numeric_limits<double>::quiet_NaN());
+  CHECK_FALSE(baton::systems::stress(unknown, 0.5).has_value());
 }
 
 TEST_CASE("plain XYZ, free-text comments, CRLF and blank lines") {

@@ -1,6 +1,7 @@
 #include "baton/pipeline/hooks.hpp"
 
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -23,8 +24,13 @@ std::string XyzSnapshots::file_name(const std::string& prefix, const std::string
 void XyzSnapshots::on_step(const HookContext& where,
                            const std::vector<systems::HostSystem>& running) {
   const std::string path = file_name(prefix_, where.stage_name, where.rank);
+  // A running system's virial is that of the last time a stage finished it (the built-in
+  // stages compute it at a system's final positions only): not these positions', so not written.
+  std::vector<systems::HostSystem> frames = running;
+  for (systems::HostSystem& s : frames)
+    s.virial.fill(std::numeric_limits<double>::quiet_NaN());
   std::ostringstream text;
-  systems::write_xyz(text, running, where.stage_names);  // steps_<stage> as in results files
+  systems::write_xyz(text, frames, where.stage_names);  // steps_<stage> as in results files
   // The step goes into every frame's comment line, after its atom count.
   std::istringstream in(text.str());
   std::ofstream out(path, std::ios::binary | std::ios::app);

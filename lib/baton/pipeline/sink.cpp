@@ -253,8 +253,9 @@ ResultsOnDisk scan_results(const std::string& path) {
 }
 
 XyzFileSink::XyzFileSink(std::string path, std::vector<std::string> stage_names, bool resume,
-                         RunDescription run)
+                         RunDescription run, double stress_mvv2e)
     : stages_(std::move(stage_names)),
+      stress_mvv2e_(stress_mvv2e),
       run_(encode_run(run)),
       resumed_(resume && prepare_resume(path, run_, done_)),
       file_(std::move(path), partial_suffix, resumed_) {
@@ -268,15 +269,15 @@ void XyzFileSink::write(const std::vector<systems::HostSystem>& systems) {
   if (in_file() == 0 && !run_.empty()) {
     // The file's first frame carries the run's description in its comment line.
     std::ostringstream first;
-    systems::write_xyz(first, {systems.front()}, stages_);
+    systems::write_xyz(first, {systems.front()}, stages_, stress_mvv2e_);
     std::string frame = first.str();
     const std::size_t comment_end = frame.find('\n', frame.find('\n') + 1);
     frame.insert(comment_end, std::string(" ") + run_key + run_ + "\"");
     file_.stream() << frame;
     const std::vector<systems::HostSystem> rest(systems.begin() + 1, systems.end());
-    systems::write_xyz(file_.stream(), rest, stages_);
+    systems::write_xyz(file_.stream(), rest, stages_, stress_mvv2e_);
   } else {
-    systems::write_xyz(file_.stream(), systems, stages_);
+    systems::write_xyz(file_.stream(), systems, stages_, stress_mvv2e_);
   }
   file_.flush();
   file_.keep_partial();  // from the first result on, an unfinished run's results stay for resume

@@ -58,8 +58,10 @@ std::string run_differences(const RunDescription& there, const RunDescription& n
 class XyzFileSink : public ResultSink {
  public:
   static constexpr const char* partial_suffix = ".part";
+  /// With `stress_mvv2e` > 0, every frame of a fully periodic system also gets its `stress` and
+  /// `pressure` (systems::write_xyz(); the run's dynamics::Units::mvv2e).
   XyzFileSink(std::string path, std::vector<std::string> stage_names, bool resume = false,
-              RunDescription run = {});
+              RunDescription run = {}, double stress_mvv2e = 0);
   void write(const std::vector<systems::HostSystem>& systems) override;
   void finish() override;
   /// Ids of the systems an earlier run finished (resume), sorted.
@@ -75,6 +77,7 @@ class XyzFileSink : public ResultSink {
 
  private:
   std::vector<std::string> stages_;
+  double stress_mvv2e_ = 0;
   std::string run_;  ///< encoded, "" for none
   std::vector<std::int64_t> done_;
   bool resumed_ = false;

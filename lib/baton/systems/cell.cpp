@@ -105,4 +105,29 @@ void wrap_positions(HostSystem& s) {
   }
 }
 
+std::optional<std::array<double, 6>> stress(const HostSystem& s, double mvv2e) {
+  const double volume = cell_volume(s.cell);
+  if (!(s.pbc[0] && s.pbc[1] && s.pbc[2]) || !(volume > 0) || !std::isfinite(volume) ||
+      !std::all_of(s.virial.begin(), s.virial.end(), [](double w) { return std::isfinite(w); }))
+    return std::nullopt;
+  std::array<double, 6> kinetic{};
+  if (!s.velocities.empty()) {
+    const int a[6] = {0, 1, 2, 0, 0, 1}, b[6] = {0, 1, 2, 1, 2, 2};
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const double m = s.masses.empty() ? 1.0 : s.masses[i];
+      const double* v = &s.velocities[3 * i];
+      for (int c = 0; c < 6; ++c)
+        kinetic[c] += m * v[a[c]] * v[b[c]];
+    }
+  }
+  std::array<double, 6> out{};
+  for (int c = 0; c < 6; ++c)
+    out[c] = -(s.virial[c] + mvv2e * kinetic[c]) / volume;
+  return out;
+}
+
+double pressure(const std::array<double, 6>& stress) {
+  return -(stress[0] + stress[1] + stress[2]) / 3;
+}
+
 }  // namespace baton::systems

@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <array>
+#include <optional>
 #include <string>
 
 #include "baton/systems/host_system.hpp"
@@ -106,6 +107,17 @@ std::string cell_problem(const HostSystem& s);
 /// periodic width), otherwise what is wrong ("cutoff 5 is more than half the cell's width 8.2
 /// along b (widths 10, 8.2, 10)"). A cluster (no periodic axis) is always fine.
 std::string cutoff_problem(const std::array<double, 9>& h, int pbc_bits, double cutoff);
+
+/// The stress of a system periodic along a, b and c: -(virial + kinetic) / volume, xx yy zz xy xz
+/// yz in energy / length^3 (ASE's `stress`: positive when tensile, minus LAMMPS' pressure tensor).
+/// The kinetic part is sum over atoms of m v (x) v times `mvv2e` (dynamics::Units::mvv2e: mass x
+/// velocity^2 -> energy; masses 1 and velocities 0 where the system has none). Empty unless the
+/// system is periodic along all three axes with a cell of non-zero volume and its virial is known.
+std::optional<std::array<double, 6>> stress(const HostSystem& s, double mvv2e);
+
+/// The pressure of a stress: minus the mean of its diagonal (LAMMPS' scalar pressure, in energy /
+/// length^3).
+double pressure(const std::array<double, 6>& stress);
 
 /// Moves every atom into the cell along its periodic axes (fractional coordinates in [0, 1)).
 void wrap_positions(HostSystem& s);

@@ -1,6 +1,7 @@
 #include <baton/core/atomic_file.hpp>
 #include <baton/core/detail/text.hpp>
 #include <baton/core/error.hpp>
+#include <baton/systems/cell.hpp>
 #include <baton/systems/fields.hpp>
 #include <baton/systems/xyz.hpp>
 
@@ -524,7 +525,8 @@ void check_writable(const std::string& who, const HostSystem& s) {
     throw Error(name + " has a periodic axis but no cell");
 }
 
-void append_frame(std::string& out, const HostSystem& s, const std::vector<std::string>& stages) {
+void append_frame(std::string& out, const HostSystem& s, const std::vector<std::string>& stages,
+                  double stress_mvv2e) {
   std::array<bool, XyzFields::size> written{};  // the columns of this frame, by slot_of
   XyzFields::for_each_host([&](auto f) {
     using F = decltype(f);
@@ -573,6 +575,18 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
     for (std::size_t k = 0; k < 9; ++k) {
       append_number(out, s.virial[order[k]]);
       out += k < 8 ? ' ' : '"';
+    }
+  }
+  if (stress_mvv2e > 0 && !s.failed) {
+    if (const std::optional<std::array<double, 6>> sigma = stress(s, stress_mvv2e)) {
+      const std::size_t order[9] = {0, 3, 4, 3, 1, 5, 4, 5, 2};  // as the virial's
+      out += " stress=\"";
+      for (std::size_t k = 0; k < 9; ++k) {
+        append_number(out, (*sigma)[order[k]]);
+        out += k < 8 ? ' ' : '"';
+      }
+      out += " pressure=";
+      append_number(out, pressure(*sigma));
     }
   }
   if (s.failed) {
@@ -665,12 +679,13 @@ std::vector<HostSystem> read_frames(std::istream& in, const std::string& source_
 }
 
 void write_frames(std::ostream& out, const std::vector<HostSystem>& systems,
-                  const std::vector<std::string>& stage_names, const std::string& who) {
+                  const std::vector<std::string>& stage_names, double stress_mvv2e,
+                  const std::string& who) {
   std::string frame;
   for (const HostSystem& s : systems) {
     check_writable(who, s);
     frame.clear();
-    append_frame(frame, s, stage_names);
+    append_frame(frame, s, stage_names, stress_mvv2e);
     errno = 0;
     out.write(frame.data(), static_cast<std::streamsize>(frame.size()));
     if (!out)  // a full disk says so ("No space left on device")
@@ -758,15 +773,16 @@ std::vector<std::string> xyz_step_keys(const std::vector<std::string>& stage_nam
 }
 
 void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
-               const std::vector<std::string>& stage_names) {
-  write_frames(out, systems, stage_names, "baton::systems::write_xyz");
+               const std::vector<std::string>& stage_names, double stress_mvv2e) {
+  write_frames(out, systems, stage_names, stress_mvv2e, "baton::systems::write_xyz");
 }
 
 void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
-                    const std::vector<std::string>& stage_names) {
+                    const std::vector<std::string>& stage_names, double stress_mvv2e) {
   try {
     AtomicFile file(path);  // a reader sees the old file or the whole new one, never half
-    write_frames(file.stream(), systems, stage_names, "baton::systems::write_xyz_file: " + path);
+    write_frames(file.stream(), systems, stage_names, stress_mvv2e,
+                 "baton::systems::write_xyz_file: " + path);
     file.commit();
   } catch (const Error& e) {
     std::string what = e.what();

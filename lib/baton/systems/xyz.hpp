@@ -65,15 +65,21 @@ class XyzReader {
 /// gets `_2`, `_3`, ...; a step without a name is `steps_stage<i>`). Throws baton::Error for a
 /// system whose arrays do not match its atom count, whose cell has a zero or non-finite volume or
 /// that is periodic without a cell, or if the stream fails.
+///
+/// With `stress_mvv2e` > 0, a system periodic along a, b and c with a known virial (and not
+/// failed) also gets
+/// `stress` (stress(): 9 numbers, the 3x3 matrix row by row as ASE writes it) and `pressure`
+/// (pressure()), both in energy / length^3; `stress_mvv2e` is the run's mass x velocity^2 -> energy
+/// factor (dynamics::Units::mvv2e) for the kinetic part. 0: neither is written.
 void write_xyz(std::ostream& out, const std::vector<HostSystem>& systems,
-               const std::vector<std::string>& stage_names = {});
+               const std::vector<std::string>& stage_names = {}, double stress_mvv2e = 0);
 
 /// write_xyz() into the file at `path`, atomically (a temporary file beside it, fsynced, then
 /// renamed: a reader never sees half a file, and a failed write leaves `path` as it was); throws
 /// baton::Error naming `path` on failure
 /// ("baton::systems::write_xyz_file: <path>: system <id> has ...").
 void write_xyz_file(const std::string& path, const std::vector<HostSystem>& systems,
-                    const std::vector<std::string>& stage_names = {});
+                    const std::vector<std::string>& stage_names = {}, double stress_mvv2e = 0);
 
 /// The comment keys write_xyz() uses for `count` step counts of stages named `stage_names`:
 /// `steps_<name>` with characters other than letters, digits and '_' replaced by '_', repeats made

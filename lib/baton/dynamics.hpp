@@ -9,6 +9,7 @@
 #include "baton/dynamics/fire.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/integrator.hpp"
+#include "baton/dynamics/csvr.hpp"
 #include "baton/dynamics/langevin.hpp"
 #include "baton/dynamics/lattice.hpp"
 #include "baton/dynamics/lennard_jones.hpp"

@@ -1,0 +1,130 @@
+#pragma once
+/// \file
+/// Stochastic velocity rescaling (CSVR: Bussi, Donadio and Parrinello, J. Chem. Phys. 126, 014101,
+/// 2007; LAMMPS' fix temp/csvr) of every system in a batch: velocity Verlet whose kinetic energy
+/// is rescaled after every step so that it samples the canonical distribution at the bath
+/// temperature.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "baton/dynamics/detail/checks.hpp"
+#include "baton/dynamics/eam.hpp"
+#include "baton/dynamics/forces.hpp"
+#include "baton/dynamics/integrator.hpp"
+#include "baton/dynamics/lennard_jones.hpp"
+#include "baton/dynamics/morse.hpp"
+#include "baton/dynamics/random.hpp"
+#include "baton/dynamics/verlet.hpp"
+
+namespace baton::dynamics {
+
+/// CSVR parameters, in the units of `units` (defaults for Lennard-Jones units).
+struct CsvrOptions {
+  double dt = 0.005;            ///< time step
+  long steps = 1000;            ///< steps per system
+  double temperature = 0.1;     ///< bath temperature
+  double tau = 0.5;             ///< relaxation time of the kinetic energy (LAMMPS' Tdamp), time
+  bool draw = true;             ///< Maxwell-Boltzmann velocities at `temperature` on entry
+  std::uint64_t seed = 1;       ///< seed of the rescaling's noise and of the drawn velocities
+  Units units = Units::lj();    ///< the unit system of the potential, masses and temperature
+  NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
+};
+
+/// Throws baton::Error naming the parameter when `p` is not usable.
+void validate(const CsvrOptions& p);
+
+/// Velocity Verlet, then Bussi's rescaling of the velocities, as an Update of IntegratorStage.
+struct CsvrUpdate {
+  VerletUpdate verlet;  ///< the Verlet step (and the velocities drawn on entry)
+  double kt;            ///< k_B T / mvv2e (velocity^2 x mass)
+  double c;             ///< exp(-dt / tau)
+  std::uint64_t seed;   ///< the rescaling's noise
+
+  explicit CsvrUpdate(const CsvrOptions& p = {});
+
+  std::string name() const { return "csvr"; }
+  long step_limit() const { return verlet.steps; }
+  double cost_estimate() const { return static_cast<double>(verlet.steps); }
+  void enter(systems::SystemsBatch& batch, int first, int n) const {
+    verlet.enter(batch, first, n);
+  }
+
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
+    verlet.before_forces(s);
+  }
+  /// The second half kick, then the rescaling: with K the kinetic energy, N_f = 3 N - 3 degrees of
+  /// freedom (the centre of mass's momentum is conserved), Kt = N_f kT / 2, R_1 ... R_Nf standard
+  /// normals (random_normal(seed', id, step, atom, component), component j = 3 atom + d numbered
+  /// in the system), alpha^2 = c + (1 - c) (R_1^2 + sum_{j>=2} R_j^2) Kt / (N_f K)
+  ///                        + 2 R_1 sqrt(c (1 - c) Kt / (N_f K)),
+  /// with alpha's sign that of R_1 + sqrt(c N_f K / ((1 - c) Kt)) (Bussi et al., eq. A7).
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void after_forces(System& s) const {
+    verlet.after_forces(s);
+    const int nf = 3 * s.atoms() - 3;
+    if (nf < 1)
+      return;
+    s.barrier();                          // every velocity kicked before they are summed
+    const double k2 = s.sum([&](int i) {  // 2 K / mvv2e
+      return s.mass(i) * (s.v(i, 0) * s.v(i, 0) + s.v(i, 1) * s.v(i, 1) + s.v(i, 2) * s.v(i, 2));
+    });
+    if (!(k2 > 0))
+      return;  // no motion to rescale (the checks catch non-finite velocities)
+    const int b = s.begin();
+    const std::int64_t sid = s.id(), k = s.steps();
+    const std::uint64_t key = seed ^ 0x63737672ull;  // "csvr": apart from Langevin's noise
+    const double rest = s.sum([&](int i) {  // sum of R_j^2 for j = 2 .. N_f (j from 1 here)
+      double sum = 0;
+      for (int d = 0; d < 3; ++d) {
+        const int j = 3 * (i - b) + d;
+        if (j >= 1 && j < nf) {
+          const double r = random_normal(key, sid, k, i - b, d);
+          sum += r * r;
+        }
+      }
+      return sum;
+    });
+    const double r1 = random_normal(key, sid, k, 0, 0);
+    const double ratio = nf * kt / k2;  // Kt / K
+    const double f = ratio / nf;        // Kt / (N_f K)
+    const double a2 =
+        c + (1 - c) * (r1 * r1 + rest) * f + 2 * r1 * detail::math_sqrt(c * (1 - c) * f);
+    const double sign = r1 + detail::math_sqrt(c / ((1 - c) * f)) >= 0 ? 1.0 : -1.0;
+    const double alpha = sign * detail::math_sqrt(a2 > 0 ? a2 : 0.0);
+    s.barrier();  // every thread read the velocities
+    s.for_each_atom([&](int i) {
+      for (int d = 0; d < 3; ++d)
+        s.v(i, d) *= alpha;
+    });
+  }
+};
+
+/// The "csvr" stage: params.steps CSVR steps per system, then Finished. enter() draws velocities
+/// (params.draw) and computes forces.
+template <class Potential = LennardJones>
+class CsvrStage : public IntegratorStage<Potential, CsvrUpdate> {
+ public:
+  explicit CsvrStage(Potential potential = {}, CsvrOptions params = {})
+      : IntegratorStage<Potential, CsvrUpdate>(std::move(potential), CsvrUpdate(params),
+                                               params.neighbours, params.units),
+        params_(std::move(params)) {
+    validate(params_);
+  }
+
+  const CsvrOptions& params() const noexcept { return params_; }
+
+ private:
+  CsvrOptions params_;
+};
+
+extern template class IntegratorStage<LennardJones, CsvrUpdate>;
+extern template class IntegratorStage<Morse, CsvrUpdate>;
+extern template class IntegratorStage<Eam, CsvrUpdate>;
+extern template class CsvrStage<LennardJones>;
+extern template class CsvrStage<Morse>;
+extern template class CsvrStage<Eam>;
+
+}  // namespace baton::dynamics

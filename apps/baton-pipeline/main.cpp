@@ -184,10 +184,13 @@ int main(int argc, char** argv) {
                             o.config = vm["config"].as<std::string>();
                           o.lj.shift = o.morse.shift = !o.no_shift;
                           o.morse.cutoff = o.lj.cutoff;
-                          o.nve.dt = o.langevin.dt;
-                          o.nve.seed = o.langevin.seed = o.seed;
+                          o.nve.seed = o.langevin.seed = o.csvr.seed = o.seed;
                           check_potential_options(o);
                           resolve_units(o, vm);
+                          // after the unit system's defaults (metal: --dt 0.001, --temperature 300)
+                          o.nve.dt = o.csvr.dt = o.langevin.dt;
+                          o.csvr.temperature = o.langevin.temperature;
+                          o.csvr.steps = o.nvt_steps;
                           file = FilePotential::load(o);
                           pipeline = build_pipeline(o, file);
                           check_options(o, pipeline, world.size());

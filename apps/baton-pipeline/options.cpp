@@ -78,9 +78,15 @@ pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
       p = p | pl::make_stage<dyn::LangevinStage>(cap, potential, o.langevin);
     else if (name == "nve")
       p = p | pl::make_stage<dyn::VerletStage>(cap, potential, o.nve);
-    else
+    else if (name == "nvt" && o.thermostat == "csvr")
+      p = p | pl::make_stage<dyn::CsvrStage>(cap, potential, o.csvr);
+    else if (name == "nvt") {  // --thermostat langevin
+      dyn::LangevinOptions nvt = o.langevin;
+      nvt.steps = o.nvt_steps;
+      p = p | pl::make_stage<dyn::LangevinStage>(cap, potential, nvt);
+    } else
       throw app::UsageError("--stages: unknown stage '" + name +
-                            "' (choose from fire, langevin, nve)");
+                            "' (choose from fire, langevin, nve, nvt)");
   }
   app::require(p.size() > 0, "stages", "give at least one stage, e.g. fire,langevin,nve");
   if (o.stage_modes.empty())
@@ -178,15 +184,24 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
     unless_given("fire-dt-max", o.fire.dt_max, 0.01);
     unless_given("dt", o.langevin.dt, 0.001);
     unless_given("temperature", o.langevin.temperature, 300.0);
+    unless_given("thermostat-tau", o.csvr.tau, 0.1);
   }
-  o.fire.units = o.langevin.units = o.nve.units = units;
-  o.fire.neighbours.skin = o.langevin.neighbours.skin = o.nve.neighbours.skin = o.skin;
+  o.fire.units = o.langevin.units = o.nve.units = o.csvr.units = units;
+  o.fire.neighbours.skin = o.langevin.neighbours.skin = o.nve.neighbours.skin =
+      o.csvr.neighbours.skin = o.skin;
   return units;
 }
 
 // The potential's options, checked before the stages (which check them again) are built, so that
 // an error names the option. Throws app::UsageError.
 void check_potential_options(const Options& o) {
+  // The nvt stage's options too: its stage checks them when built, without the option's name.
+  app::require(o.thermostat == "csvr" || o.thermostat == "langevin", "thermostat",
+               "must be csvr or langevin, not '" + o.thermostat +
+                   "' (Nose-Hoover chains are not in Baton yet)");
+  app::require_finite(o.csvr.tau, "thermostat-tau");
+  app::require(o.csvr.tau > 0, "thermostat-tau", "must be greater than 0");
+  app::require(o.nvt_steps >= 1, "nvt-steps", "must be at least 1");
   app::require(o.potential == "lj" || o.potential == "morse" || o.potential == "eam" ||
                    o.potential == "torch",
                "potential",
@@ -444,7 +459,7 @@ void declare_options(po::options_description& options, Options& o) {
   // clang-format off
   options.add_options()
     ("config", po::value<std::string>(), "read options from this file too (name = value lines)")
-    ("stages", app::value(&o.stages, std::string("fire,langevin,nve")), "stages in order: fire, langevin, nve")
+    ("stages", app::value(&o.stages, std::string("fire,langevin,nve")), "stages in order: fire, langevin, nve, nvt")
     ("input", po::value(&o.input), "extended XYZ file of initial systems (default: built-in LJ clusters)")
     ("systems", app::value(&o.systems, 200), "built-in input: number of clusters (>= 1)")
     ("sizes", app::value(&o.sizes, std::string("13,55")), "built-in input: cluster sizes to draw from")
@@ -479,6 +494,9 @@ void declare_options(po::options_description& options, Options& o) {
     ("langevin-steps", app::value(&o.langevin.steps, 1000), "langevin: steps per system (>= 1)")
     ("nve-steps", app::value(&o.nve.steps, 1000), "nve: steps per system (>= 1)")
     ("nve-temperature", app::value(&o.nve.temperature, -1.0), "nve: draw velocities at this temperature (< 0: keep)")
+    ("nvt-steps", app::value(&o.nvt_steps, 1000L), "nvt: steps per system (>= 1)")
+    ("thermostat", app::value(&o.thermostat, std::string("csvr")), "nvt: csvr (stochastic velocity rescaling, Bussi et al. 2007; velocities drawn at --temperature on entry) or langevin (as the langevin stage, --friction)")
+    ("thermostat-tau", app::value(&o.csvr.tau, 0.5), "nvt with csvr: relaxation time of the kinetic energy (> 0; metal default 0.1 ps)")
     ("capacity-systems", app::value(&o.capacity_systems, 32), "batch capacity of every stage, systems (>= 1)")
     ("capacity-atoms", app::value(&o.capacity_atoms, 4096), "batch capacity of every stage, atoms (>= 1)")
     ("overflow", app::value(&o.overflow, 0), "overflow chain, first link: a device batch per rank, systems (0: none, or the next stage's capacity when the later links are given)")

@@ -3,6 +3,7 @@
 // pipeline, its settings and the run description --resume compares.
 
 #include <baton/baton.hpp>
+#include <baton/dynamics/csvr.hpp>
 #include <baton/models/torch_model.hpp>
 #include <boost/program_options.hpp>
 #include <memory>
@@ -38,6 +39,9 @@ struct Options {
   baton::dynamics::FireOptions fire;
   baton::dynamics::LangevinOptions langevin;
   baton::dynamics::VerletOptions nve;
+  std::string thermostat = "csvr";    ///< the nvt stage's thermostat: csvr or langevin
+  long nvt_steps = 1000;              ///< the nvt stage's steps per system
+  baton::dynamics::CsvrOptions csvr;  ///< nvt with csvr (dt, temperature, seed: from the others)
 };
 
 /// "1,2,3" as integers; a bad item throws app::UsageError naming --`what`.

@@ -6,6 +6,10 @@
 //   fire_lj55     200 perturbed LJ55 clusters relaxed with FIRE (LAMMPS: all in one open box, one
 //                 minimisation of the lot, min_style fire, ftol 1e-6)
 //   nve_lj55      the same clusters, 200 NVE steps (dt 0.005, from T = 0.1)
+//   langevin_lj55 the same, 200 Langevin steps (T 0.1, friction 1; LAMMPS: fix langevin + nve),
+//                 and step_cost_vs_nve: a Langevin step's time over an NVE step's
+//   csvr_lj55     the same, 200 CSVR steps (T 0.1, tau 0.5), and its step_cost_vs_nve (Baton alone:
+//                 Debian's LAMMPS lacks fix temp/csvr, which is in its EXTRA-FIX package)
 //   nve_lj_liquid LAMMPS' bench/in.lj: 32,000 atoms, fcc at density 0.8442, rc 2.5, skin 0.3,
 //   T 1.44,
 //                 100 steps
@@ -20,8 +24,10 @@
 #include <algorithm>
 #include <baton/collectives/collectives.hpp>
 #include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/csvr.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
+#include <baton/dynamics/langevin.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/model.hpp>
 #include <baton/dynamics/verlet.hpp>
@@ -241,6 +247,38 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   long nve_steps = 0;
   const double nve_s = time_stage(settings, lj55_nve, clusters, 200, nve_steps);
   print_row(comm, settings, "nve_lj55", "atom_steps_per_s", 55.0 * nve_steps / nve_s, nve_lammps);
+
+  // The thermostats on the same batch: Langevin (BAOAB; LAMMPS: fix langevin + fix nve) and CSVR,
+  // and what a step costs against an NVE step (baton column).
+  bd::LangevinOptions langevin;
+  langevin.steps = 200;
+  langevin.temperature = 0.1;
+  const double langevin_lammps = on_lammps([&] {
+    return lammps_rate(lammps.run(dir, "langevin_lj55",
+                                  lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
+                                               "fix 1 all nve\nfix 2 all langevin 0.1 0.1 1.0 "
+                                               "48279\ntimestep 0.005\nrun 200\n"));
+  });
+  bd::LangevinStage lj55_langevin(lj3, langevin);
+  long langevin_steps = 0;
+  const double langevin_s = time_stage(settings, lj55_langevin, clusters, 200, langevin_steps);
+  print_row(comm, settings, "langevin_lj55", "atom_steps_per_s", 55.0 * langevin_steps / langevin_s,
+            langevin_lammps);
+  print_row(comm, settings, "langevin_lj55", "step_cost_vs_nve",
+            (langevin_s / langevin_steps) / (nve_s / nve_steps), 0);
+  bd::CsvrOptions csvr;
+  csvr.steps = 200;
+  csvr.temperature = 0.1;
+  csvr.tau = 0.5;
+  // Debian's LAMMPS has no fix temp/csvr (the EXTRA-FIX package): Baton's figure alone.
+  const double csvr_lammps = 0;
+  bd::CsvrStage lj55_csvr(lj3, csvr);
+  long csvr_steps = 0;
+  const double csvr_s = time_stage(settings, lj55_csvr, clusters, 200, csvr_steps);
+  print_row(comm, settings, "csvr_lj55", "atom_steps_per_s", 55.0 * csvr_steps / csvr_s,
+            csvr_lammps);
+  print_row(comm, settings, "csvr_lj55", "step_cost_vs_nve",
+            (csvr_s / csvr_steps) / (nve_s / nve_steps), 0);
 
   // Periodic: the LJ liquid of bench/in.lj, 32,000 atoms.
   {

@@ -49,6 +49,26 @@ std::vector<double> kinetic(const Batch& b) {
 
 }  // namespace
 
+TEST_CASE(
+    "chi_squared: the mean and variance of a chi-squared distribution within 3 standard "
+    "errors") {
+  // 20000 deviates per case (keys: seed 7, system 1, steps 0..19999); for dof k, the mean's
+  // standard error is sqrt(2 k / n) and the variance's relative one sqrt((2 + 12 / k) / n).
+  const int n = 20000;
+  for (const int dof : {2, 3, 17, 320}) {
+    double sum = 0, sum2 = 0;
+    for (int t = 0; t < n; ++t) {
+      const double x = bd::chi_squared(dof, 7, 1, t);
+      sum += x;
+      sum2 += x * x;
+    }
+    const double mean = sum / n, variance = (sum2 - n * mean * mean) / (n - 1);
+    INFO("dof " << dof << ": mean " << mean << ", variance " << variance);
+    CHECK(std::abs(mean - dof) <= 3 * std::sqrt(2.0 * dof / n));
+    CHECK(std::abs(variance / (2.0 * dof) - 1) <= 3 * std::sqrt((2 + 12.0 / dof) / n));
+  }
+}
+
 TEST_CASE("CSVR samples the canonical kinetic energy: mean and variance within 3 standard errors") {
   // 64 liquid LJ systems of 108 atoms (fcc 3x3x3 at density 0.8442, melting at T = 1), seeds 1..64
   // for the lattice jitter; CSVR seed 2024, tau 0.1, dt 0.005. 400 steps of equilibration, then

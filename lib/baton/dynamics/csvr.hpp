@@ -35,6 +35,24 @@ struct CsvrOptions {
 /// Throws baton::Error naming the parameter when `p` is not usable.
 void validate(const CsvrOptions& p);
 
+/// A chi-squared deviate of `dof` >= 2 degrees of freedom, 2 Gamma(dof / 2), by Marsaglia and
+/// Tsang's method (ACM TOMS 26, 363, 2000) from the counter-based stream of (seed, system, step):
+/// its tries use atom keys 1, 2, ... (a normal and a uniform each). The same on every thread.
+KOKKOS_INLINE_FUNCTION double chi_squared(int dof, std::uint64_t seed, std::int64_t system,
+                                          std::int64_t step) {
+  const double d = 0.5 * dof - 1.0 / 3.0, c = 1 / detail::math_sqrt(9 * d);
+  for (std::int64_t t = 1;; ++t) {
+    const double x = random_normal(seed, system, step, t, 1);
+    const double v1 = 1 + c * x;
+    if (v1 <= 0)
+      continue;
+    const double v = v1 * v1 * v1;
+    const double u = 1.0 - random_uniform(seed, system, step, t, 2);  // (0, 1]
+    if (detail::math_log(u) < 0.5 * x * x + d - d * v + d * detail::math_log(v))
+      return 2 * d * v;
+  }
+}
+
 /// Velocity Verlet, then Bussi's rescaling of the velocities, as an Update of IntegratorStage.
 struct CsvrUpdate {
   VerletUpdate verlet;  ///< the Verlet step (and the velocities drawn on entry)
@@ -57,8 +75,9 @@ struct CsvrUpdate {
   }
   /// The second half kick, then the rescaling: with K the kinetic energy, N_f = 3 N - 3 degrees of
   /// freedom (the centre of mass's momentum is conserved), Kt = N_f kT / 2, R_1 ... R_Nf standard
-  /// normals (random_normal(seed', id, step, atom, component), component j = 3 atom + d numbered
-  /// in the system), alpha^2 = c + (1 - c) (R_1^2 + sum_{j>=2} R_j^2) Kt / (N_f K)
+  /// normals (R_1 = random_normal(seed', id, step, 0, 0); the sum of the others a chi-squared
+  /// deviate of N_f - 1 degrees of freedom, chi_squared()), alpha^2 = c + (1 - c) (R_1^2 +
+  /// sum_{j>=2} R_j^2) Kt / (N_f K)
   ///                        + 2 R_1 sqrt(c (1 - c) Kt / (N_f K)),
   /// with alpha's sign that of R_1 + sqrt(c N_f K / ((1 - c) Kt)) (Bussi et al., eq. A7).
   template <class System>
@@ -73,20 +92,9 @@ struct CsvrUpdate {
     });
     if (!(k2 > 0))
       return;  // no motion to rescale (the checks catch non-finite velocities)
-    const int b = s.begin();
     const std::int64_t sid = s.id(), k = s.steps();
-    const std::uint64_t key = seed ^ 0x63737672ull;  // "csvr": apart from Langevin's noise
-    const double rest = s.sum([&](int i) {  // sum of R_j^2 for j = 2 .. N_f (j from 1 here)
-      double sum = 0;
-      for (int d = 0; d < 3; ++d) {
-        const int j = 3 * (i - b) + d;
-        if (j >= 1 && j < nf) {
-          const double r = random_normal(key, sid, k, i - b, d);
-          sum += r * r;
-        }
-      }
-      return sum;
-    });
+    const std::uint64_t key = seed ^ 0x63737672ull;        // "csvr": apart from Langevin's noise
+    const double rest = chi_squared(nf - 1, key, sid, k);  // sum of R_j^2, j = 2 .. N_f
     const double r1 = random_normal(key, sid, k, 0, 0);
     const double ratio = nf * kt / k2;  // Kt / K
     const double f = ratio / nf;        // Kt / (N_f K)

@@ -184,13 +184,14 @@ int main(int argc, char** argv) {
                             o.config = vm["config"].as<std::string>();
                           o.lj.shift = o.morse.shift = !o.no_shift;
                           o.morse.cutoff = o.lj.cutoff;
-                          o.nve.seed = o.langevin.seed = o.csvr.seed = o.seed;
+                          o.nve.seed = o.langevin.seed = o.csvr.seed = o.nose_hoover.seed = o.seed;
                           check_potential_options(o);
                           resolve_units(o, vm);
                           // after the unit system's defaults (metal: --dt 0.001, --temperature 300)
-                          o.nve.dt = o.csvr.dt = o.langevin.dt;
-                          o.csvr.temperature = o.langevin.temperature;
-                          o.csvr.steps = o.nvt_steps;
+                          o.nve.dt = o.csvr.dt = o.nose_hoover.dt = o.langevin.dt;
+                          o.csvr.temperature = o.nose_hoover.temperature = o.langevin.temperature;
+                          o.csvr.steps = o.nose_hoover.steps = o.nvt_steps;
+                          o.nose_hoover.tau = o.csvr.tau;
                           file = FilePotential::load(o);
                           pipeline = build_pipeline(o, file);
                           check_options(o, pipeline, world.size());

@@ -80,6 +80,8 @@ pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
       p = p | pl::make_stage<dyn::VerletStage>(cap, potential, o.nve);
     else if (name == "nvt" && o.thermostat == "csvr")
       p = p | pl::make_stage<dyn::CsvrStage>(cap, potential, o.csvr);
+    else if (name == "nvt" && o.thermostat == "nose-hoover")
+      p = p | pl::make_stage<dyn::NoseHooverStage>(cap, potential, o.nose_hoover);
     else if (name == "nvt") {  // --thermostat langevin
       dyn::LangevinOptions nvt = o.langevin;
       nvt.steps = o.nvt_steps;
@@ -186,9 +188,9 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
     unless_given("temperature", o.langevin.temperature, 300.0);
     unless_given("thermostat-tau", o.csvr.tau, 0.1);
   }
-  o.fire.units = o.langevin.units = o.nve.units = o.csvr.units = units;
+  o.fire.units = o.langevin.units = o.nve.units = o.csvr.units = o.nose_hoover.units = units;
   o.fire.neighbours.skin = o.langevin.neighbours.skin = o.nve.neighbours.skin =
-      o.csvr.neighbours.skin = o.skin;
+      o.csvr.neighbours.skin = o.nose_hoover.neighbours.skin = o.skin;
   return units;
 }
 
@@ -196,9 +198,9 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
 // an error names the option. Throws app::UsageError.
 void check_potential_options(const Options& o) {
   // The nvt stage's options too: its stage checks them when built, without the option's name.
-  app::require(o.thermostat == "csvr" || o.thermostat == "langevin", "thermostat",
-               "must be csvr or langevin, not '" + o.thermostat +
-                   "' (Nose-Hoover chains are not in Baton yet)");
+  app::require(
+      o.thermostat == "csvr" || o.thermostat == "nose-hoover" || o.thermostat == "langevin",
+      "thermostat", "must be csvr, nose-hoover or langevin, not '" + o.thermostat + "'");
   app::require_finite(o.csvr.tau, "thermostat-tau");
   app::require(o.csvr.tau > 0, "thermostat-tau", "must be greater than 0");
   app::require(o.nvt_steps >= 1, "nvt-steps", "must be at least 1");
@@ -495,8 +497,8 @@ void declare_options(po::options_description& options, Options& o) {
     ("nve-steps", app::value(&o.nve.steps, 1000), "nve: steps per system (>= 1)")
     ("nve-temperature", app::value(&o.nve.temperature, -1.0), "nve: draw velocities at this temperature (< 0: keep)")
     ("nvt-steps", app::value(&o.nvt_steps, 1000L), "nvt: steps per system (>= 1)")
-    ("thermostat", app::value(&o.thermostat, std::string("csvr")), "nvt: csvr (stochastic velocity rescaling, Bussi et al. 2007; velocities drawn at --temperature on entry) or langevin (as the langevin stage, --friction)")
-    ("thermostat-tau", app::value(&o.csvr.tau, 0.5), "nvt with csvr: relaxation time of the kinetic energy (> 0; metal default 0.1 ps)")
+    ("thermostat", app::value(&o.thermostat, std::string("csvr")), "nvt: csvr (stochastic velocity rescaling, Bussi et al. 2007), nose-hoover (a chain of two, as LAMMPS' fix nvt; deterministic) -- both draw velocities at --temperature on entry -- or langevin (as the langevin stage, --friction)")
+    ("thermostat-tau", app::value(&o.csvr.tau, 0.5), "nvt with csvr or nose-hoover: the thermostat's time constant (> 0; metal default 0.1 ps)")
     ("capacity-systems", app::value(&o.capacity_systems, 32), "batch capacity of every stage, systems (>= 1)")
     ("capacity-atoms", app::value(&o.capacity_atoms, 4096), "batch capacity of every stage, atoms (>= 1)")
     ("overflow", app::value(&o.overflow, 0), "overflow chain, first link: a device batch per rank, systems (0: none, or the next stage's capacity when the later links are given)")

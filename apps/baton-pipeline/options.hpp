@@ -4,6 +4,7 @@
 
 #include <baton/baton.hpp>
 #include <baton/dynamics/csvr.hpp>
+#include <baton/dynamics/nose_hoover.hpp>
 #include <baton/models/torch_model.hpp>
 #include <boost/program_options.hpp>
 #include <memory>
@@ -42,6 +43,7 @@ struct Options {
   std::string thermostat = "csvr";    ///< the nvt stage's thermostat: csvr or langevin
   long nvt_steps = 1000;              ///< the nvt stage's steps per system
   baton::dynamics::CsvrOptions csvr;  ///< nvt with csvr (dt, temperature, seed: from the others)
+  baton::dynamics::NoseHooverOptions nose_hoover;  ///< nvt with nose-hoover (the same)
 };
 
 /// "1,2,3" as integers; a bad item throws app::UsageError naming --`what`.

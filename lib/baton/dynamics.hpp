@@ -4,12 +4,12 @@
 /// lists, integrators (FIRE, NVE, Langevin), batch models and the stage interface.
 
 #include "baton/dynamics/clusters.hpp"
+#include "baton/dynamics/csvr.hpp"
 #include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/eam_tables.hpp"
 #include "baton/dynamics/fire.hpp"
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/integrator.hpp"
-#include "baton/dynamics/csvr.hpp"
 #include "baton/dynamics/langevin.hpp"
 #include "baton/dynamics/lattice.hpp"
 #include "baton/dynamics/lennard_jones.hpp"
@@ -17,6 +17,7 @@
 #include "baton/dynamics/model_sum.hpp"
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/neighbours.hpp"
+#include "baton/dynamics/nose_hoover.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/stage.hpp"

@@ -264,24 +264,26 @@ if(EAM_FILE)
     message(FATAL_ERROR "--skin 0.5: ${skin_energy} against ${default_energy} (${rc}):\n${out}")
   endif()
   # Metal units' default time step (0.001 ps) reaches every dynamics stage: the same results as
-  # with --dt 0.001 given.
-  foreach(dt IN ITEMS default 0.001)
-    set(dt_option "")
-    if(NOT dt STREQUAL "default")
-      set(dt_option --dt ${dt})
+  # with --dt 0.001 given, through nve and nvt with each thermostat.
+  foreach(thermostat IN ITEMS csvr nose-hoover langevin)
+    foreach(dt IN ITEMS default 0.001)
+      set(dt_option "")
+      if(NOT dt STREQUAL "default")
+        set(dt_option --dt ${dt})
+      endif()
+      launch(1 --input ${WORK}/cu.xyz --potential eam --potential-file ${EAM_FILE} --stages nve,nvt
+             --nve-temperature 300 --nve-steps 20 --nvt-steps 20 --thermostat ${thermostat}
+             ${dt_option} --output ${WORK}/cu.dt.${dt}.xyz)
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "--stages nve,nvt --thermostat ${thermostat} in metal units (dt ${dt}) failed (${rc}):\n${out}")
+      endif()
+      file(READ ${WORK}/cu.dt.${dt}.xyz dt_${dt})
+      string(REGEX REPLACE " baton_run=\"[^\"]*\"" "" dt_${dt} "${dt_${dt}}")
+    endforeach()
+    if(NOT dt_default STREQUAL dt_0.001)
+      message(FATAL_ERROR "metal units: the default time step is not --dt 0.001 in nve and nvt (--thermostat ${thermostat})")
     endif()
-    launch(1 --input ${WORK}/cu.xyz --potential eam --potential-file ${EAM_FILE} --stages nve,nvt
-           --nve-temperature 300 --nve-steps 20 --nvt-steps 20 ${dt_option}
-           --output ${WORK}/cu.dt.${dt}.xyz)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "--stages nve,nvt in metal units (dt ${dt}) failed (${rc}):\n${out}")
-    endif()
-    file(READ ${WORK}/cu.dt.${dt}.xyz dt_${dt})
-    string(REGEX REPLACE " baton_run=\"[^\"]*\"" "" dt_${dt} "${dt_${dt}}")
   endforeach()
-  if(NOT dt_default STREQUAL dt_0.001)
-    message(FATAL_ERROR "metal units: the default time step is not --dt 0.001 in nve and nvt")
-  endif()
   # Cu_u3's cohesive energy is 3.54 eV per atom: 108 atoms near -382 eV.
   string(REGEX REPLACE "energy=-([0-9]+).*" "\\1" cu_whole "${cu_energy}")
   if(cu_whole LESS 370 OR cu_whole GREATER 385)
@@ -422,7 +424,7 @@ set(cases "2|--input^${WORK}/bad.xyz|bad.xyz:4:"
           "1|--mode^eager|sync, async_recv or fully_async"
           "2|--fmax^-1|fmax"
           "2|--potential^eamx|unknown potential 'eamx' \\(choose from lj, morse, eam, torch\\)"
-          "2|--thermostat^nose-hoover|--thermostat: must be csvr or langevin, not 'nose-hoover'"
+          "2|--thermostat^berendsen|--thermostat: must be csvr, nose-hoover or langevin, not 'berendsen'"
           "2|--stages^nvt^--thermostat-tau^0|--thermostat-tau: must be greater than 0"
           "2|--stages^nvt^--nvt-steps^0|--nvt-steps: must be at least 1"
           "2|--potential^morse^--morse-alpha^0|--morse-alpha: must be greater than 0"

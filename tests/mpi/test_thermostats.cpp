@@ -8,8 +8,11 @@
 #include <baton/dynamics/csvr.hpp>
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
+#include <baton/dynamics/nose_hoover.hpp>
+#include <baton/dynamics/verlet.hpp>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dynamics_batch.hpp"
@@ -66,6 +69,155 @@ TEST_CASE(
     INFO("dof " << dof << ": mean " << mean << ", variance " << variance);
     CHECK(std::abs(mean - dof) <= 3 * std::sqrt(2.0 * dof / n));
     CHECK(std::abs(variance / (2.0 * dof) - 1) <= 3 * std::sqrt((2 + 12.0 / dof) / n));
+  }
+}
+
+namespace {
+
+/// The liquid of the canonical tests: 64 LJ systems of 108 atoms (fcc 3x3x3 at density 0.8442,
+/// melting at T = 1), lattice jitter seeds 1..64.
+std::vector<bs::HostSystem> liquid(int systems) {
+  const double a = std::cbrt(4 / 0.8442);
+  std::vector<bs::HostSystem> input;
+  for (int s = 0; s < systems; ++s)
+    input.push_back(
+        bd::fcc_crystal({3, 3, 3}, a, "Ar", s, 0.02, static_cast<std::uint64_t>(s + 1)));
+  return input;
+}
+
+/// Runs `stage` on `b` for `warmup` steps, then takes `samples` samples `every` steps apart of
+/// each system's kinetic energy, calling `also(b)` at each sample; checks the mean and variance
+/// of the kinetic energy against the canonical N_f T / 2 and N_f T^2 / 2 within 3 standard errors
+/// (from the spread between the systems).
+template <class Also>
+void check_canonical(bd::Stage& stage, Batch& b, double temperature, int warmup, int samples,
+                     int every, const std::string& name, Also also) {
+  const int systems = b.batch.num_systems();
+  stage.enter(b.batch, 0, systems);
+  stage.advance(b.batch, warmup);
+  std::vector<std::vector<double>> k(static_cast<std::size_t>(systems));
+  for (int n = 0; n < samples; ++n) {
+    stage.advance(b.batch, every);
+    const std::vector<double> now = kinetic(b);
+    for (int s = 0; s < systems; ++s)
+      k[static_cast<std::size_t>(s)].push_back(now[static_cast<std::size_t>(s)]);
+    also(b);
+  }
+  const double nf = 3 * 108 - 3;
+  std::vector<double> means, variances;
+  for (const auto& ks : k) {
+    const Estimate e = estimate(ks);
+    means.push_back(e.mean);
+    variances.push_back(e.error * e.error * static_cast<double>(ks.size()));  // sample variance
+  }
+  const Estimate mean = estimate(means), variance = estimate(variances);
+  const double want_mean = nf * temperature / 2, want_variance = nf * temperature * temperature / 2;
+  MESSAGE(name << " kinetic energy: mean " << mean.mean << " +- " << mean.error << " (canonical "
+               << want_mean << "), variance " << variance.mean << " +- " << variance.error
+               << " (canonical " << want_variance << ")");
+  CHECK(std::abs(mean.mean - want_mean) <= 3 * mean.error);
+  CHECK(std::abs(variance.mean - want_variance) <= 3 * variance.error);
+  CHECK(variance.error < 0.1 * want_variance);  // error bars that resolve a wrong thermostat
+  for (const auto& s : b.systems())
+    CHECK_FALSE(s.failed);
+}
+
+}  // namespace
+
+TEST_CASE("Nose-Hoover chains: the canonical kinetic energy, and a conserved quantity that stays") {
+  // The liquid of the CSVR test, tau 0.2, dt 0.005; 400 steps of equilibration, then 60 samples
+  // 80 steps apart (0.4 time units). The conserved quantity's drift is printed (the next test
+  // checks it).
+  bd::NoseHooverOptions p;
+  p.dt = 0.005;
+  p.steps = 400 + 60 * 80;
+  p.temperature = 1.0;
+  p.tau = 0.2;
+  p.seed = 2024;
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  bd::NoseHooverStage<bd::LennardJones> stage(lj, p);
+  const bd::NoseHooverUpdate& update = stage.update();
+  Batch b(liquid(64));
+  const auto conserved = [&](const Batch& batch) {
+    const auto scratch =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.batch.scratch);
+    std::vector<double> h;
+    const auto systems = batch.systems();
+    const std::vector<double> ke = kinetic(batch);
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      const double state[4] = {scratch(s, 0), scratch(s, 1), scratch(s, 2), scratch(s, 3)};
+      h.push_back(systems[s].energy + ke[s] +
+                  update.thermostat_energy(state, static_cast<int>(systems[s].size())));
+    }
+    return h;
+  };
+  std::vector<double> first;
+  double drift = 0;
+  check_canonical(stage, b, 1.0, 400, 60, 80, "Nose-Hoover", [&](const Batch& now) {
+    const std::vector<double> h = conserved(now);
+    if (first.empty())
+      first = h;
+    for (std::size_t s = 0; s < h.size(); ++s)
+      drift = std::max(drift, std::abs(h[s] - first[s]) / 108);
+  });
+  MESSAGE("Nose-Hoover: largest drift of the conserved quantity " << drift << " per atom");
+}
+
+TEST_CASE("Nose-Hoover chains: the conserved quantity drifts only as velocity Verlet's energy") {
+  // 8 of the liquid's systems, 4 time units at dt 0.005 and at dt 0.0025, T 1, tau 0.2: the
+  // largest drift per atom of E_pot + E_kin + the thermostats' energy must be at most 8 times that
+  // of E_pot + E_kin under NVE at the same dt (the LJ forces jump at the cutoff, so NVE drifts
+  // too), and shrink at least 2.5 times when dt halves (second order: 4 times). A thermostat energy
+  // that left out a term drifts as much as the kinetic energy it exchanges, at any dt.
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  const std::vector<bs::HostSystem> input = liquid(8);
+  double previous = 0;
+  for (const double dt : {0.005, 0.0025}) {
+    const int steps = static_cast<int>(std::lround(4.0 / dt));
+    bd::VerletOptions v;
+    v.dt = dt;
+    v.steps = steps + 10;
+    v.temperature = 1.0;
+    bd::VerletStage<bd::LennardJones> nve(lj, v);
+    bd::NoseHooverOptions p;
+    p.dt = dt;
+    p.steps = steps + 10;
+    p.temperature = 1.0;
+    p.tau = 0.2;
+    bd::NoseHooverStage<bd::LennardJones> nh(lj, p);
+    const auto total = [&](const Batch& b, bool thermostat) {
+      const auto scratch =
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.scratch);
+      const auto systems = b.systems();
+      const std::vector<double> ke = kinetic(b);
+      std::vector<double> h;
+      for (std::size_t s = 0; s < systems.size(); ++s) {
+        const double state[4] = {scratch(s, 0), scratch(s, 1), scratch(s, 2), scratch(s, 3)};
+        h.push_back(systems[s].energy + ke[s] +
+                    (thermostat ? nh.update().thermostat_energy(state, 108) : 0.0));
+      }
+      return h;
+    };
+    const auto drift = [&](bd::Stage& stage, bool thermostat) {
+      Batch b(input);
+      stage.enter(b.batch, 0, 8);
+      stage.advance(b.batch, 10);
+      const std::vector<double> h0 = total(b, thermostat);
+      stage.advance(b.batch, steps);
+      const std::vector<double> h1 = total(b, thermostat);
+      double d = 0;
+      for (std::size_t s = 0; s < h0.size(); ++s)
+        d = std::max(d, std::abs(h1[s] - h0[s]) / 108);
+      return d;
+    };
+    const double d_nve = drift(nve, false), d_nh = drift(nh, true);
+    MESSAGE("dt " << dt << ": drift per atom, NVE " << d_nve << ", Nose-Hoover " << d_nh);
+    CHECK(d_nh <= 8 * d_nve);
+    if (previous > 0)
+      CHECK(d_nh <= previous / 2.5);
+    previous = d_nh;
   }
 }
 

@@ -1,0 +1,161 @@
+#pragma once
+/// \file
+/// All-to-all on Kokkos Views (host or device memory, direct or staged through host memory):
+/// all_to_all (every rank sends the same number of rows to every rank) and all_to_allv (each rank
+/// says how many rows go to each rank; the receivers discover how many come to them).
+///
+/// Rows are the first extent; every other extent, and the value type, must agree across ranks.
+/// Checks as for the other collectives (collectives.hpp): all_to_all agrees on the shapes first in
+/// checked mode only; all_to_allv exchanges every rank's shape and row counts anyway (one
+/// MPI_Alltoall of 12 int64 per rank pair, as all_gatherv's MPI_Allgather) and so checks them in
+/// both modes: ranks with rows of different shapes, or a rank whose row counts do not add up to
+/// its rows, throw a baton::Error on every rank before any data moves.
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "baton/collectives/collectives.hpp"
+
+namespace baton {
+
+/// What all_to_allv returns: the rows received, concatenated by source rank, and how many rows
+/// came from each rank (rows_from[r] rows from rank r, starting at row offset(r)).
+template <class R>
+struct AllToAllvResult {
+  R rows;
+  std::vector<std::size_t> rows_from;
+  /// The first row of `rows` that came from rank r.
+  std::size_t offset(int r) const {
+    std::size_t first = 0;
+    for (int k = 0; k < r; ++k)
+      first += rows_from[static_cast<std::size_t>(k)];
+    return first;
+  }
+};
+
+namespace detail {
+
+/// Checks the signatures received by MPI_Alltoall (`all`: one ShapeSignature per source rank,
+/// with that rank's rows for this one, and values[10] = 1 when that rank found a problem with its
+/// own arguments) against this rank's own; throws baton::Error on every rank when any differ in
+/// anything but the rows, or any rank has a problem (`problem`: this rank's own text).
+void check_exchange(const Communicator& comm, const std::int64_t* all, const ShapeSignature& mine,
+                    const char* operation, const std::string& problem);
+
+}  // namespace detail
+
+/// recv block i (of comm.size() equal row blocks) = rank i's send block for this rank. send and
+/// recv have the same shape, which splits evenly into comm.size() row blocks.
+template <class Exec, class S, class R, detail::if_space_t<Exec, S> Enabled = 0,
+          detail::if_space_t<Exec, R> EnabledR = 0>
+void all_to_all(const Exec& space, const Communicator& comm, const S& send, const R& recv) {
+  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
+                "send and recv need the same value type");
+  static_assert(detail::rank_v<S> >= 1 && detail::rank_v<S> == detail::rank_v<R>,
+                "all_to_all splits rows: send and recv of the same rank >= 1");
+  constexpr const char* op_name = "baton::all_to_all";
+  bool same = true;
+  for (int d = 0; same && d < detail::rank_v<S>; ++d)
+    same = send.extent(d) == recv.extent(d);
+  const bool ok = same && send.extent(0) % comm.size() == 0;
+  detail::agree_or_throw(comm, send, op_name, ok, [&] {
+    return same ? std::to_string(send.extent(0)) + " rows do not split evenly over " +
+                      std::to_string(comm.size()) + " ranks"
+                : "send " + detail::describe_view(send) + " and recv " +
+                      detail::describe_view(recv) + " differ";
+  });
+  const int count = detail::checked_count(send.size() / comm.size(), comm, op_name);
+  detail::MpiBuffer<S, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<R, Exec> out(comm, recv, false, space);
+  const MPI_Datatype type = mpi_datatype<detail::value_t<S>>();
+  check_mpi(MPI_Alltoall(in.data(), count, type, out.data(), count, type, comm.raw()),
+            "MPI_Alltoall", comm.raw());
+  out.write_back();
+}
+
+template <class S, class R>
+void all_to_all(const Communicator& comm, const S& send, const R& recv) {
+  all_to_all(typename S::execution_space(), comm, send, recv);
+}
+
+/// Sends the first rows_per_rank[0] rows of `send` to rank 0, the next rows_per_rank[1] to rank
+/// 1, and so on; returns the rows every rank sent to this one, concatenated by source rank (a new
+/// LayoutRight View in send's memory space) with the count from each. The row counts of the
+/// receivers are discovered, not passed.
+template <class Exec, class V, detail::if_space_t<Exec, V> Enabled = 0>
+AllToAllvResult<detail::ResultView<V>> all_to_allv(const Exec& space, const Communicator& comm,
+                                                   const V& send,
+                                                   const std::vector<std::size_t>& rows_per_rank) {
+  static_assert(detail::rank_v<V> >= 1, "all_to_allv sends rows: use rank >= 1");
+  constexpr const char* op_name = "baton::all_to_allv";
+  constexpr int fields = detail::ShapeSignature::fields;
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  std::size_t total = 0;
+  for (std::size_t r : rows_per_rank)
+    total += r;
+  const std::size_t per_row = detail::row_elements(send);
+  std::string problem;
+  if (rows_per_rank.size() != ranks || total != send.extent(0)) {
+    problem = std::to_string(rows_per_rank.size()) + " row counts adding up to " +
+              std::to_string(total) + " for " + std::to_string(ranks) + " ranks and " +
+              std::to_string(send.extent(0)) + " rows";
+  } else if (total * per_row > static_cast<std::size_t>(INT_MAX)) {
+    problem = std::to_string(total * per_row) +
+              " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank";
+  }
+  // Every rank tells every rank its shape, the rows it sends there and whether it has a problem.
+  const detail::ShapeSignature mine = detail::signature_of(send, problem.empty() ? 0 : 1);
+  detail::ScratchArray<std::int64_t, detail::inline_ranks * fields> out_sig(ranks * fields),
+      in_sig(ranks * fields);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    for (int i = 0; i < fields; ++i)
+      out_sig[r * fields + i] = mine.values[i];
+    out_sig[r * fields + 2] =
+        problem.empty() ? static_cast<std::int64_t>(rows_per_rank[r]) : std::int64_t(0);
+  }
+  check_mpi(MPI_Alltoall(out_sig.data(), fields, MPI_INT64_T, in_sig.data(), fields, MPI_INT64_T,
+                         comm.raw()),
+            "MPI_Alltoall", comm.raw());
+  detail::check_exchange(comm, in_sig.data(), mine, op_name, problem);
+  detail::ScratchArray<int, detail::inline_ranks> send_counts(ranks), send_offsets(ranks),
+      recv_counts(ranks), recv_offsets(ranks);
+  AllToAllvResult<detail::ResultView<V>> result;
+  result.rows_from.resize(ranks);
+  std::size_t sent = 0, received = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const auto from = static_cast<std::size_t>(in_sig[r * fields + 2]);
+    result.rows_from[r] = from;
+    send_counts[r] = static_cast<int>(rows_per_rank[r] * per_row);
+    send_offsets[r] = static_cast<int>(sent * per_row);
+    recv_counts[r] = detail::checked_count(from * per_row, comm, op_name);
+    recv_offsets[r] = detail::checked_count(received * per_row, comm, op_name);
+    sent += rows_per_rank[r];
+    received += from;
+  }
+  // A receive past INT_MAX elements throws on the receiving rank only: the senders had no way to
+  // know. checked_count above did that.
+  detail::checked_count(received * per_row, comm, op_name);
+  result.rows = detail::allocate_rows(send, received, "baton::all_to_allv");
+  detail::MpiBuffer<V, Exec> in(comm, send, true, space);
+  detail::MpiBuffer<detail::ResultView<V>, Exec> out(comm, result.rows, false, space);
+  const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();
+  check_mpi(MPI_Alltoallv(in.data(), send_counts.data(), send_offsets.data(), type, out.data(),
+                          recv_counts.data(), recv_offsets.data(), type, comm.raw()),
+            "MPI_Alltoallv", comm.raw());
+  out.write_back();
+  return result;
+}
+
+template <class V>
+AllToAllvResult<detail::ResultView<V>> all_to_allv(const Communicator& comm, const V& send,
+                                                   const std::vector<std::size_t>& rows_per_rank) {
+  return all_to_allv(typename V::execution_space(), comm, send, rows_per_rank);
+}
+
+}  // namespace baton

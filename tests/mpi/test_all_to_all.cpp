@@ -133,8 +133,8 @@ TEST_CASE("mismatched arguments are a baton::Error on every rank, and nothing ha
     std::vector<std::size_t> short_list(me == 0 ? n + 1 : n, 1);
     if (me == 0)
       short_list[n] = 0;
-    const std::string why = me == 0 ? std::to_string(n + 1) + " row counts adding up to"
-                                    : std::string("(its own arguments are unusable)");
+    const std::string why = "rank 0 int32[" + std::to_string(n) + ",2] (" + std::to_string(n + 1) +
+                            " row counts adding up to";
     CHECK_THROWS_WITH_AS(baton::all_to_allv(*c, good, short_list), doctest::Contains(why.c_str()),
                          baton::Error);
     // Still in step.

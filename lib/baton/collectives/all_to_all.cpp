@@ -5,38 +5,27 @@
 
 namespace baton::detail {
 
+std::int64_t shape_code(const ShapeSignature& s) {
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a (unsigned: it wraps by design)
+  for (int i = 0; i < ShapeSignature::fields; ++i) {
+    if (i == 2)
+      continue;  // the rows
+    hash = (hash ^ static_cast<std::uint64_t>(s.values[i])) * 1099511628211ULL;
+  }
+  return static_cast<std::int64_t>(hash >> 1);
+}
+
 void check_exchange(const Communicator& comm, const std::int64_t* all, const ShapeSignature& mine,
                     const char* operation, const std::string& problem) {
-  constexpr int n = ShapeSignature::fields;
-  const auto ranks = static_cast<std::size_t>(comm.size());
-  bool same = problem.empty();
-  for (std::size_t r = 0; r < ranks && same; ++r) {
-    for (int i = 0; i < n; ++i) {
-      if (i != 2 && all[r * n + i] != mine.values[i])
-        same = false;
-    }
-  }
+  const std::int64_t code = problem.empty() ? shape_code(mine) : -1;
+  bool same = code >= 0;
+  for (int r = 0; r < comm.size() && same; ++r)
+    same = all[2 * r + 1] == code;
   if (same)
     return;
-  // Every rank sees every rank's signature (with the rows that rank sends here): when not all of
-  // them agree, each rank sees at least one that differs from its own, so every rank throws.
-  std::string text = std::string(operation) +
-                     ": ranks passed different or unusable arguments (rows: those sent to rank " +
-                     std::to_string(comm.rank()) + "):";
-  for (std::size_t r = 0; r < ranks; ++r) {
-    ShapeSignature s;
-    for (int i = 0; i < n; ++i)
-      s.values[i] = all[r * n + i];
-    const bool troubled = s.values[10] != 0;
-    s.values[10] = 0;
-    text += " rank " + std::to_string(r) + " " + s.describe();
-    if (static_cast<int>(r) == comm.rank() && !problem.empty())
-      text += " (" + problem + ")";
-    else if (troubled)
-      text += " (its own arguments are unusable)";
-    text += r + 1 < ranks ? ";" : "";
-  }
-  throw Error(text);
+  // The full shapes (rows: all of each rank's) and every rank's problem, from every rank.
+  agree(comm, mine, operation, problem.empty() ? std::string() : problem);
+  throw Error(std::string(operation) + ": ranks passed rows of different shapes");  // a collision
 }
 
 }  // namespace baton::detail

@@ -6,10 +6,11 @@
 ///
 /// Rows are the first extent; every other extent, and the value type, must agree across ranks.
 /// Checks as for the other collectives (collectives.hpp): all_to_all agrees on the shapes first in
-/// checked mode only; all_to_allv exchanges every rank's shape and row counts anyway (one
-/// MPI_Alltoall of 12 int64 per rank pair, as all_gatherv's MPI_Allgather) and so checks them in
-/// both modes: ranks with rows of different shapes, or a rank whose row counts do not add up to
-/// its rows, throw a baton::Error on every rank before any data moves.
+/// checked mode only; all_to_allv exchanges the row counts anyway (one MPI_Alltoall of two int64
+/// per rank pair: the rows, and a code of the rest of the shape) and so checks the shapes in both
+/// modes: ranks with rows of different shapes, or a rank whose row counts do not add up to its
+/// rows, throw the same baton::Error on every rank before any data moves. One limit is local:
+/// more than INT_MAX elements arriving at one rank throw there alone (MPI 3.1 counts).
 
 #include <mpi.h>
 
@@ -41,10 +42,14 @@ struct AllToAllvResult {
 
 namespace detail {
 
-/// Checks the signatures received by MPI_Alltoall (`all`: one ShapeSignature per source rank,
-/// with that rank's rows for this one, and values[10] = 1 when that rank found a problem with its
-/// own arguments) against this rank's own; throws baton::Error on every rank when any differ in
-/// anything but the rows, or any rank has a problem (`problem`: this rank's own text).
+/// A number that stands for everything in a signature but the rows (value type, rank, the other
+/// extents): the same on ranks whose rows can travel together. Non-negative.
+std::int64_t shape_code(const ShapeSignature& s);
+
+/// Checks the (rows, code) pairs received by MPI_Alltoall (`all`, one pair per source rank; a
+/// code of -1 marks a rank that found a problem with its own arguments) against this rank's own
+/// code. Every rank receives every rank's code, so all of them see a mismatch alike: then they all
+/// exchange the full signatures and problems (agree()) and throw the same baton::Error.
 void check_exchange(const Communicator& comm, const std::int64_t* all, const ShapeSignature& mine,
                     const char* operation, const std::string& problem);
 
@@ -94,7 +99,6 @@ AllToAllvResult<detail::ResultView<V>> all_to_allv(const Exec& space, const Comm
                                                    const std::vector<std::size_t>& rows_per_rank) {
   static_assert(detail::rank_v<V> >= 1, "all_to_allv sends rows: use rank >= 1");
   constexpr const char* op_name = "baton::all_to_allv";
-  constexpr int fields = detail::ShapeSignature::fields;
   const auto ranks = static_cast<std::size_t>(comm.size());
   std::size_t total = 0;
   for (std::size_t r : rows_per_rank)
@@ -109,27 +113,25 @@ AllToAllvResult<detail::ResultView<V>> all_to_allv(const Exec& space, const Comm
     problem = std::to_string(total * per_row) +
               " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank";
   }
-  // Every rank tells every rank its shape, the rows it sends there and whether it has a problem.
-  const detail::ShapeSignature mine = detail::signature_of(send, problem.empty() ? 0 : 1);
-  detail::ScratchArray<std::int64_t, detail::inline_ranks * fields> out_sig(ranks * fields),
-      in_sig(ranks * fields);
+  // Every rank tells every rank the rows it sends there and its shape code (or a problem).
+  const detail::ShapeSignature mine = detail::signature_of(send);
+  const std::int64_t code = problem.empty() ? detail::shape_code(mine) : -1;
+  detail::ScratchArray<std::int64_t, 2 * detail::inline_ranks> out_rec(2 * ranks),
+      in_rec(2 * ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
-    for (int i = 0; i < fields; ++i)
-      out_sig[r * fields + i] = mine.values[i];
-    out_sig[r * fields + 2] =
-        problem.empty() ? static_cast<std::int64_t>(rows_per_rank[r]) : std::int64_t(0);
+    out_rec[2 * r] = problem.empty() ? static_cast<std::int64_t>(rows_per_rank[r]) : 0;
+    out_rec[2 * r + 1] = code;
   }
-  check_mpi(MPI_Alltoall(out_sig.data(), fields, MPI_INT64_T, in_sig.data(), fields, MPI_INT64_T,
-                         comm.raw()),
+  check_mpi(MPI_Alltoall(out_rec.data(), 2, MPI_INT64_T, in_rec.data(), 2, MPI_INT64_T, comm.raw()),
             "MPI_Alltoall", comm.raw());
-  detail::check_exchange(comm, in_sig.data(), mine, op_name, problem);
+  detail::check_exchange(comm, in_rec.data(), mine, op_name, problem);
   detail::ScratchArray<int, detail::inline_ranks> send_counts(ranks), send_offsets(ranks),
       recv_counts(ranks), recv_offsets(ranks);
   AllToAllvResult<detail::ResultView<V>> result;
   result.rows_from.resize(ranks);
   std::size_t sent = 0, received = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
-    const auto from = static_cast<std::size_t>(in_sig[r * fields + 2]);
+    const auto from = static_cast<std::size_t>(in_rec[2 * r]);
     result.rows_from[r] = from;
     send_counts[r] = static_cast<int>(rows_per_rank[r] * per_row);
     send_offsets[r] = static_cast<int>(sent * per_row);

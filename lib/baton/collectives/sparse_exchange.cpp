@@ -47,9 +47,9 @@ int sparse_exchange_tag(const Communicator& comm) {
 }
 
 void nbx(const Communicator& comm, const SparseSend* sends, std::size_t n, int tag,
-         const std::function<void*(int source, std::size_t bytes)>& land) {
+         LandFunction land, void* context) {
   const MPI_Comm raw = comm.raw();
-  std::vector<MPI_Request> requests(n, MPI_REQUEST_NULL);
+  ScratchArray<MPI_Request, 8> requests(n);
   for (std::size_t i = 0; i < n; ++i) {
     check_mpi(
         MPI_Issend(sends[i].data, sends[i].bytes, MPI_BYTE, sends[i].dest, tag, raw, &requests[i]),
@@ -68,7 +68,7 @@ void nbx(const Communicator& comm, const SparseSend* sends, std::size_t n, int t
     if (arrived) {
       int bytes = 0;
       check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count", raw);
-      void* where = land(status.MPI_SOURCE, static_cast<std::size_t>(bytes));
+      void* where = land(context, status.MPI_SOURCE, static_cast<std::size_t>(bytes));
       if (bytes == 0) {
         where = &nothing;
       } else if (where == nullptr) {

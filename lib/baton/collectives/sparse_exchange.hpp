@@ -25,7 +25,6 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,11 +49,15 @@ struct SparseSend {
 /// communicator: a counter cached on the MPI communicator as an attribute).
 int sparse_exchange_tag(const Communicator& comm);
 
-/// The NBX protocol on bytes: sends every message, and for every message that arrives calls
-/// land(source, bytes), which returns where to receive it (nullptr: into a scratch buffer, then
-/// dropped; a message of 0 bytes needs no place). Returns when every rank's messages have arrived.
+/// Where an arriving message of `bytes` bytes from `source` is received: land(context, source,
+/// bytes) returns the place (nullptr: into a scratch buffer, then dropped; a message of 0 bytes
+/// needs no place).
+using LandFunction = void* (*)(void* context, int source, std::size_t bytes);
+
+/// The NBX protocol on bytes: sends every message, and receives every message that arrives where
+/// `land` says. Returns when every rank's messages have arrived.
 void nbx(const Communicator& comm, const SparseSend* sends, std::size_t n, int tag,
-         const std::function<void*(int source, std::size_t bytes)>& land);
+         LandFunction land, void* context);
 
 /// Agreement of checked mode: the value type and any rank's problem (empty: none).
 void sparse_agree(const Communicator& comm, ValueType type, const std::string& problem,
@@ -84,8 +87,10 @@ sparse_exchange(const Exec& space, const Communicator& comm, const Outgoing& out
   static_assert(std::is_arithmetic_v<T>, "sparse_exchange sends Views of arithmetic values");
   constexpr const char* op_name = "baton::sparse_exchange";
   std::string problem;
-  std::vector<int> dests;
-  dests.reserve(outgoing.size());
+  // Destinations given twice: none in a std::map or any container in increasing order; others
+  // are sorted (a copy) to find out.
+  bool increasing = true;
+  int last = -1;
   for (const auto& [dest, view] : outgoing) {
     if (dest < 0 || dest >= comm.size()) {
       problem = "destination " + std::to_string(dest) + " is out of range for a communicator of " +
@@ -94,12 +99,18 @@ sparse_exchange(const Exec& space, const Communicator& comm, const Outgoing& out
       problem = "a message of " + std::to_string(view.size() * sizeof(T)) +
                 " bytes exceeds INT_MAX bytes";
     }
-    dests.push_back(dest);
+    increasing = increasing && dest > last;
+    last = dest;
   }
-  std::sort(dests.begin(), dests.end());
-  const auto twice = std::adjacent_find(dests.begin(), dests.end());
-  if (problem.empty() && twice != dests.end())
-    problem = "destination " + std::to_string(*twice) + " is given twice";
+  if (problem.empty() && !increasing) {
+    std::vector<int> dests;
+    for (const auto& entry : outgoing)
+      dests.push_back(entry.first);
+    std::sort(dests.begin(), dests.end());
+    const auto twice = std::adjacent_find(dests.begin(), dests.end());
+    if (twice != dests.end())
+      problem = "destination " + std::to_string(*twice) + " is given twice";
+  }
   if (comm.collective_checks())
     detail::sparse_agree(comm, value_type_of<T>(), problem, op_name);
   else if (!problem.empty())
@@ -107,9 +118,9 @@ sparse_exchange(const Exec& space, const Communicator& comm, const Outgoing& out
 
   // Outgoing data MPI can read: the Views themselves, or host copies kept until the end.
   space.fence();
-  std::vector<detail::SparseSend> sends;
-  sends.reserve(outgoing.size());
+  detail::ScratchArray<detail::SparseSend, 8> sends(outgoing.size());
   std::vector<Kokkos::View<T*, detail::StagingSpace>> staged_out;
+  std::size_t k = 0;
   for (const auto& [dest, view] : outgoing) {
     const void* data = view.data();
     if (!detail::mpi_reads_directly(comm, view)) {
@@ -117,28 +128,36 @@ sparse_exchange(const Exec& space, const Communicator& comm, const Outgoing& out
       detail::copy_to_host(space, view, staged_out.back().data(), WireLayout::right);
       data = staged_out.back().data();
     }
-    sends.push_back({dest, data, static_cast<int>(view.size() * sizeof(T))});
+    sends[k++] = {dest, data, static_cast<int>(view.size() * sizeof(T))};
   }
 
-  SparseMessages<T, MS> received;
-  const bool direct = detail::pass_directly<MS>(comm);
-  std::vector<std::pair<int, Kokkos::View<T*, detail::StagingSpace>>> staged_in;
-  std::optional<std::pair<int, std::size_t>> misfit;  // (source, bytes) of a message not of T
-  detail::nbx(comm, sends.data(), sends.size(), detail::sparse_exchange_tag(comm),
-              [&](int source, std::size_t bytes) -> void* {
-                if (bytes % sizeof(T) != 0) {
-                  misfit.emplace(source, bytes);
-                  return nullptr;
-                }
-                const std::size_t n = bytes / sizeof(T);
-                Kokkos::View<T*, MS> view(
-                    Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::sparse_exchange"), n);
-                received[source] = view;
-                if (direct)
-                  return view.data();
-                staged_in.emplace_back(source, detail::staging_buffer<T>(n));
-                return staged_in.back().second.data();
-              });
+  struct Landing {
+    SparseMessages<T, MS> received;
+    bool direct;
+    std::vector<std::pair<int, Kokkos::View<T*, detail::StagingSpace>>> staged_in;
+    std::optional<std::pair<int, std::size_t>> misfit;  // (source, bytes) of a message not of T
+    static void* land(void* context, int source, std::size_t bytes) {
+      auto& self = *static_cast<Landing*>(context);
+      if (bytes % sizeof(T) != 0) {
+        self.misfit.emplace(source, bytes);
+        return nullptr;
+      }
+      const std::size_t n = bytes / sizeof(T);
+      Kokkos::View<T*, MS> view(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::sparse_exchange"), n);
+      self.received[source] = view;
+      if (self.direct)
+        return view.data();
+      self.staged_in.emplace_back(source, detail::staging_buffer<T>(n));
+      return self.staged_in.back().second.data();
+    }
+  };
+  Landing landing{{}, detail::pass_directly<MS>(comm), {}, {}};
+  detail::nbx(comm, sends.data(), sends.size(), detail::sparse_exchange_tag(comm), &Landing::land,
+              &landing);
+  SparseMessages<T, MS>& received = landing.received;
+  const auto& staged_in = landing.staged_in;
+  const auto& misfit = landing.misfit;
   for (const auto& [source, host] : staged_in)
     detail::copy_from_host(space, received[source], host.data(), WireLayout::right);
   if (misfit) {
@@ -147,7 +166,7 @@ sparse_exchange(const Exec& space, const Communicator& comm, const Outgoing& out
                               std::to_string(misfit->second) + " bytes, not a whole number of " +
                               std::to_string(sizeof(T)) + "-byte values");
   }
-  return received;
+  return std::move(landing.received);
 }
 
 template <class Outgoing>

@@ -5,6 +5,7 @@
 
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/all_to_all.hpp"
+#include "baton/collectives/axis.hpp"
 #include "baton/collectives/bundle.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/collectives/mpi_type.hpp"

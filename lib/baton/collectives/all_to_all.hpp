@@ -6,9 +6,9 @@
 ///
 /// Rows are the first extent; every other extent, and the value type, must agree across ranks.
 /// Checks as for the other collectives (collectives.hpp): all_to_all agrees on the shapes first in
-/// checked mode only; all_to_allv exchanges the row counts anyway (one MPI_Alltoall of two int64
-/// per rank pair: the rows, and a code of the rest of the shape) and so checks the shapes in both
-/// modes: ranks with rows of different shapes, or a rank whose row counts do not add up to its
+/// checked mode only; all_to_allv exchanges the row counts anyway (one MPI_Alltoall of a uint64
+/// per rank pair: the rows, and a 32-bit code of the rest of the shape) and so checks the shapes in
+/// both modes: ranks with rows of different shapes, or a rank whose row counts do not add up to its
 /// rows, throw the same baton::Error on every rank before any data moves. One limit is local:
 /// more than INT_MAX elements arriving at one rank throw there alone (MPI 3.1 counts).
 
@@ -42,15 +42,23 @@ struct AllToAllvResult {
 
 namespace detail {
 
-/// A number that stands for everything in a signature but the rows (value type, rank, the other
-/// extents): the same on ranks whose rows can travel together. Non-negative.
-std::int64_t shape_code(const ShapeSignature& s);
+/// A 32-bit number that stands for everything in a signature but the rows (value type, rank, the
+/// other extents): the same on ranks whose rows can travel together. Never `no_shape`.
+std::uint32_t shape_code(const ShapeSignature& s);
 
-/// Checks the (rows, code) pairs received by MPI_Alltoall (`all`, one pair per source rank; a
-/// code of -1 marks a rank that found a problem with its own arguments) against this rank's own
-/// code. Every rank receives every rank's code, so all of them see a mismatch alike: then they all
-/// exchange the full signatures and problems (agree()) and throw the same baton::Error.
-void check_exchange(const Communicator& comm, const std::int64_t* all, const ShapeSignature& mine,
+/// The code of a rank that found a problem with its own arguments.
+inline constexpr std::uint32_t no_shape = 0xffffffffu;
+
+/// One rank's record for one destination: the code in the high 32 bits, the rows in the low 32.
+inline std::uint64_t exchange_record(std::uint32_t code, std::size_t rows) {
+  return (static_cast<std::uint64_t>(code) << 32) | static_cast<std::uint64_t>(rows);
+}
+
+/// Checks the records received by MPI_Alltoall (`all`, one per source rank) against this rank's
+/// own code (`problem`: this rank's own problem, empty if none). Every rank receives every rank's
+/// code, so all of them see a mismatch alike: then they all exchange the full signatures and
+/// problems (agree()) and throw the same baton::Error.
+void check_exchange(const Communicator& comm, const std::uint64_t* all, const ShapeSignature& mine,
                     const char* operation, const std::string& problem);
 
 }  // namespace detail
@@ -109,21 +117,20 @@ AllToAllvResult<detail::ResultView<V>> all_to_allv(const Exec& space, const Comm
     problem = std::to_string(rows_per_rank.size()) + " row counts adding up to " +
               std::to_string(total) + " for " + std::to_string(ranks) + " ranks and " +
               std::to_string(send.extent(0)) + " rows";
-  } else if (total * per_row > static_cast<std::size_t>(INT_MAX)) {
+  } else if (total * per_row > static_cast<std::size_t>(INT_MAX) || total > 0xffffffffu) {
     problem = std::to_string(total * per_row) +
               " elements exceed INT_MAX, the most one MPI 3.1 collective moves per rank";
   }
-  // Every rank tells every rank the rows it sends there and its shape code (or a problem).
+  // Every rank tells every rank the rows it sends there and its shape code (or a problem), one
+  // uint64 per pair of ranks.
   const detail::ShapeSignature mine = detail::signature_of(send);
-  const std::int64_t code = problem.empty() ? detail::shape_code(mine) : -1;
-  detail::ScratchArray<std::int64_t, 2 * detail::inline_ranks> out_rec(2 * ranks),
-      in_rec(2 * ranks);
-  for (std::size_t r = 0; r < ranks; ++r) {
-    out_rec[2 * r] = problem.empty() ? static_cast<std::int64_t>(rows_per_rank[r]) : 0;
-    out_rec[2 * r + 1] = code;
-  }
-  check_mpi(MPI_Alltoall(out_rec.data(), 2, MPI_INT64_T, in_rec.data(), 2, MPI_INT64_T, comm.raw()),
-            "MPI_Alltoall", comm.raw());
+  const std::uint32_t code = problem.empty() ? detail::shape_code(mine) : detail::no_shape;
+  detail::ScratchArray<std::uint64_t, detail::inline_ranks> out_rec(ranks), in_rec(ranks);
+  for (std::size_t r = 0; r < ranks; ++r)
+    out_rec[r] = detail::exchange_record(code, problem.empty() ? rows_per_rank[r] : 0);
+  check_mpi(
+      MPI_Alltoall(out_rec.data(), 1, MPI_UINT64_T, in_rec.data(), 1, MPI_UINT64_T, comm.raw()),
+      "MPI_Alltoall", comm.raw());
   detail::check_exchange(comm, in_rec.data(), mine, op_name, problem);
   detail::ScratchArray<int, detail::inline_ranks> send_counts(ranks), send_offsets(ranks),
       recv_counts(ranks), recv_offsets(ranks);
@@ -131,7 +138,7 @@ AllToAllvResult<detail::ResultView<V>> all_to_allv(const Exec& space, const Comm
   result.rows_from.resize(ranks);
   std::size_t sent = 0, received = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
-    const auto from = static_cast<std::size_t>(in_rec[2 * r]);
+    const auto from = static_cast<std::size_t>(in_rec[r] & 0xffffffffu);
     result.rows_from[r] = from;
     send_counts[r] = static_cast<int>(rows_per_rank[r] * per_row);
     send_offsets[r] = static_cast<int>(sent * per_row);
@@ -143,7 +150,8 @@ AllToAllvResult<detail::ResultView<V>> all_to_allv(const Exec& space, const Comm
   // A receive past INT_MAX elements throws on the receiving rank only: the senders had no way to
   // know. checked_count above did that.
   detail::checked_count(received * per_row, comm, op_name);
-  result.rows = detail::allocate_rows(send, received, "baton::all_to_allv");
+  // A label of at most 15 characters stays in std::string's own buffer: no heap allocation.
+  result.rows = detail::allocate_rows(send, received, "baton::alltoall");
   detail::MpiBuffer<V, Exec> in(comm, send, true, space);
   detail::MpiBuffer<detail::ResultView<V>, Exec> out(comm, result.rows, false, space);
   const MPI_Datatype type = mpi_datatype<detail::value_t<V>>();

@@ -143,8 +143,8 @@ sparse_exchange(const Exec& space, const Communicator& comm, const Outgoing& out
         return nullptr;
       }
       const std::size_t n = bytes / sizeof(T);
-      Kokkos::View<T*, MS> view(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::sparse_exchange"), n);
+      Kokkos::View<T*, MS> view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::sparse"),
+                                n);  // no heap label
       self.received[source] = view;
       if (self.direct)
         return view.data();

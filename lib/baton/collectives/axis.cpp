@@ -12,8 +12,12 @@ SliceDatatype::SliceDatatype(MPI_Datatype base, std::size_t element_bytes, int b
   check_mpi(MPI_Type_vector(blocks, block, stride, base, &strided), "MPI_Type_vector", comm);
   const int resized =
       MPI_Type_create_resized(strided, 0, static_cast<MPI_Aint>(element_bytes) * block, &type_);
-  MPI_Type_free(&strided);  // the resized type keeps what it needs
+  const int freed = MPI_Type_free(&strided);  // the resized type keeps what it needs
   check_mpi(resized, "MPI_Type_create_resized", comm);
+  if (freed != MPI_SUCCESS) {
+    MPI_Type_free(&type_);
+    check_mpi(freed, "MPI_Type_free", comm);
+  }
   const int committed = MPI_Type_commit(&type_);
   if (committed != MPI_SUCCESS) {
     MPI_Type_free(&type_);

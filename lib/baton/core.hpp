@@ -4,10 +4,15 @@
 /// communicators and groups; transport of bytes, Views and objects; collectives.
 
 #include "baton/collectives/agreement.hpp"
+#include "baton/collectives/all_to_all.hpp"
+#include "baton/collectives/axis.hpp"
 #include "baton/collectives/bundle.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/collectives/mpi_type.hpp"
+#include "baton/collectives/nonblocking.hpp"
+#include "baton/collectives/object_collectives.hpp"
 #include "baton/collectives/record.hpp"
+#include "baton/collectives/sparse_exchange.hpp"
 #include "baton/comm/communicator.hpp"
 #include "baton/comm/group.hpp"
 #include "baton/core/atomic_file.hpp"

@@ -86,18 +86,21 @@ void agree(const Communicator& comm, const ShapeSignature& mine, const char* ope
   throw Error(text);
 }
 
-void check_rows(const std::int64_t* all, std::size_t ranks, const char* operation) {
+void check_rows(const std::int64_t* all, std::size_t ranks, const char* operation, int axis) {
   constexpr int n = ShapeSignature::fields;
   bool same = true;
   for (std::size_t r = 1; r < ranks && same; ++r) {
     for (int i = 0; i < n; ++i) {
-      if (i != 2 && all[r * n + i] != all[i])
+      if (i != 2 + axis && all[r * n + i] != all[i])
         same = false;
     }
   }
   if (same)
     return;
-  std::string text = std::string(operation) + ": ranks passed rows of different shapes:";
+  std::string text =
+      std::string(operation) + ": ranks passed " +
+      (axis == 0 ? std::string("rows") : "slices along axis " + std::to_string(axis)) +
+      " of different shapes:";
   for (std::size_t r = 0; r < ranks; ++r) {
     ShapeSignature s;
     for (int i = 0; i < n; ++i)

@@ -223,9 +223,9 @@ ResultView<V> allocate_rows(const V& like, std::size_t rows, const char* label) 
 inline constexpr std::size_t inline_ranks = 16;
 
 /// Checks that all ranks' signatures (`all`: `ranks` times ShapeSignature::fields values, by rank)
-/// agree on everything but the first extent; otherwise throws the same baton::Error on every rank,
-/// naming each rank's shape.
-void check_rows(const std::int64_t* all, std::size_t ranks, const char* operation);
+/// agree on everything but extent `axis` (the first by default); otherwise throws the same
+/// baton::Error on every rank, naming each rank's shape.
+void check_rows(const std::int64_t* all, std::size_t ranks, const char* operation, int axis = 0);
 
 /// Where each rank's rows go in a gathered result: element counts and offsets per rank.
 struct Layout {
@@ -235,22 +235,23 @@ struct Layout {
 };
 
 /// Exchanges every rank's shape and root (always: the v-variants check rows against each other)
-/// and lays the rows out by rank.
+/// and lays the rows out by rank. Along another `axis`, the "rows" are the slices along it and
+/// the counts are in units of `unit` elements (by default one row's elements).
 template <class V>
 void gather_layout(const Communicator& comm, const V& send, const char* operation, Layout& layout,
-                   int root = -1) {
+                   int root = -1, int axis = 0, std::size_t unit = 0) {
   const auto ranks = static_cast<std::size_t>(comm.size());
   constexpr int fields = ShapeSignature::fields;
-  const ShapeSignature mine = signature_of(send, 0, root);
+  const ShapeSignature mine = signature_of(send, axis, root);
   ScratchArray<std::int64_t, inline_ranks * fields> all(ranks * fields);
   check_mpi(
       MPI_Allgather(mine.values, fields, MPI_INT64_T, all.data(), fields, MPI_INT64_T, comm.raw()),
       "MPI_Allgather", comm.raw());
-  check_rows(all.data(), ranks, operation);
-  const std::size_t per_row = row_elements(send);
+  check_rows(all.data(), ranks, operation, axis);
+  const std::size_t per_row = unit ? unit : row_elements(send);
   std::size_t total = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
-    const auto rows = static_cast<std::size_t>(all[r * fields + 2]);
+    const auto rows = static_cast<std::size_t>(all[r * fields + 2 + axis]);
     layout.counts[r] = checked_count(rows * per_row, comm, operation);
     layout.offsets[r] = checked_count(total * per_row, comm, operation);
     total += rows;

@@ -22,5 +22,6 @@
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/stage.hpp"
 #include "baton/dynamics/team.hpp"
+#include "baton/dynamics/thermostat.hpp"
 #include "baton/dynamics/units.hpp"
 #include "baton/dynamics/verlet.hpp"

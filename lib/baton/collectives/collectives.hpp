@@ -268,24 +268,31 @@ void check_reducible() {
 
 }  // namespace detail
 
+namespace detail {
+/// The checks of all_reduce and iall_reduce: a reducible value type, send and recv of one shape
+/// (agreed on every rank in checked mode); returns the element count.
+template <class S, class R>
+int check_all_reduce(const Communicator& comm, const S& send, const R& recv, const char* op_name) {
+  check_reducible<S>();
+  static_assert(std::is_same_v<value_t<S>, value_t<R>>, "send and recv need the same value type");
+  bool same = rank_v<S> == rank_v<R>;
+  for (int d = 0; same && d < rank_v<S>; ++d)
+    same = send.extent(d) == recv.extent(d);
+  agree_or_throw(comm, send, op_name, same, [&] {
+    return "send " + describe_view(send) + " and recv " + describe_view(recv) + " differ";
+  });
+  return checked_count(send.size(), comm, op_name);
+}
+}  // namespace detail
+
 /// recv = op over all ranks of send (same shapes everywhere; send and recv may differ in layout and
 /// space).
 template <class Exec, class S, class R, detail::if_space_t<Exec, S> Enabled = 0,
           detail::if_space_t<Exec, R> EnabledR = 0>
 void all_reduce(const Exec& space, const Communicator& comm, const S& send, const R& recv,
                 ReduceOp op) {
-  detail::check_reducible<S>();
-  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
-                "send and recv need the same value type");
   constexpr const char* op_name = "baton::all_reduce";
-  bool same = detail::rank_v<S> == detail::rank_v<R>;
-  for (int d = 0; same && d < detail::rank_v<S>; ++d)
-    same = send.extent(d) == recv.extent(d);
-  detail::agree_or_throw(comm, send, op_name, same, [&] {
-    return "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) +
-           " differ";
-  });
-  const int count = detail::checked_count(send.size(), comm, op_name);
+  const int count = detail::check_all_reduce(comm, send, recv, op_name);
   detail::MpiBuffer<S, Exec> in(comm, send, true, space);
   detail::MpiBuffer<R, Exec> out(comm, recv, false, space);
   check_mpi(MPI_Allreduce(in.data(), out.data(), count, mpi_datatype<detail::value_t<S>>(),

@@ -175,18 +175,8 @@ template <class Exec, class S, class R, detail::if_space_t<Exec, S> Enabled = 0,
           detail::if_space_t<Exec, R> EnabledR = 0>
 Request iall_reduce(const Exec& space, const Communicator& comm, const S& send, const R& recv,
                     ReduceOp op) {
-  detail::check_reducible<S>();
-  static_assert(std::is_same_v<detail::value_t<S>, detail::value_t<R>>,
-                "send and recv need the same value type");
   constexpr const char* op_name = "baton::iall_reduce";
-  bool same = detail::rank_v<S> == detail::rank_v<R>;
-  for (int d = 0; same && d < detail::rank_v<S>; ++d)
-    same = send.extent(d) == recv.extent(d);
-  detail::agree_or_throw(comm, send, op_name, same, [&] {
-    return "send " + detail::describe_view(send) + " and recv " + detail::describe_view(recv) +
-           " differ";
-  });
-  const int count = detail::checked_count(send.size(), comm, op_name);
+  const int count = detail::check_all_reduce(comm, send, recv, op_name);
   space.fence();
   detail::OwnedMpiBuffer<S, Exec> in(comm, send, true, space);
   detail::OwnedMpiBuffer<R, Exec> out(comm, recv, false, space);

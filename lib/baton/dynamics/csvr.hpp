@@ -16,21 +16,14 @@
 #include "baton/dynamics/lennard_jones.hpp"
 #include "baton/dynamics/morse.hpp"
 #include "baton/dynamics/random.hpp"
+#include "baton/dynamics/thermostat.hpp"
 #include "baton/dynamics/verlet.hpp"
 
 namespace baton::dynamics {
 
-/// CSVR parameters, in the units of `units` (defaults for Lennard-Jones units).
-struct CsvrOptions {
-  double dt = 0.005;            ///< time step
-  long steps = 1000;            ///< steps per system
-  double temperature = 0.1;     ///< bath temperature
-  double tau = 0.5;             ///< relaxation time of the kinetic energy (LAMMPS' Tdamp), time
-  bool draw = true;             ///< Maxwell-Boltzmann velocities at `temperature` on entry
-  std::uint64_t seed = 1;       ///< seed of the rescaling's noise and of the drawn velocities
-  Units units = Units::lj();    ///< the unit system of the potential, masses and temperature
-  NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
-};
+/// CSVR parameters (ThermostatOptions: dt, steps, temperature, tau, draw, seed, units,
+/// neighbours).
+struct CsvrOptions : ThermostatOptions {};
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
 void validate(const CsvrOptions& p);

@@ -25,9 +25,20 @@ int atoms_of(const systems::HostPacked& w) {
 
 }  // namespace
 
+namespace {
+void refuse_existing(const std::string& path) {
+  if (::access(path.c_str(), F_OK) == 0)
+    throw Error("baton::pipeline: the spill file '" + path +
+                "' exists already; it is not this run's, so it is left as it is");
+}
+}  // namespace
+
 OverflowChain::OverflowChain(systems::BatchCapacity device, systems::BatchCapacity host,
                              std::string spill_path, int stages)
-    : device_(device, stages), host_cap_(host), spill_path_(std::move(spill_path)) {}
+    : device_(device, stages), host_cap_(host), spill_path_(std::move(spill_path)) {
+  if (!spill_path_.empty())  // checked before any work, and again when the file is first opened
+    refuse_existing(spill_path_);
+}
 
 OverflowChain::~OverflowChain() {
   if (spill_.is_open()) {
@@ -61,9 +72,7 @@ void OverflowChain::spill(const systems::HostPacked& w) {
   errno = 0;
   if (!spill_.is_open()) {
     // Its name is this process's own; a file there already is someone else's, never overwritten.
-    if (::access(spill_path_.c_str(), F_OK) == 0)
-      throw Error("baton::pipeline: the spill file '" + spill_path_ +
-                  "' exists already; it is not this run's, so it is left as it is");
+    refuse_existing(spill_path_);
     spill_.open(spill_path_, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
     if (!spill_)
       throw Error("baton::pipeline: cannot create the spill file '" + spill_path_ + "'" +

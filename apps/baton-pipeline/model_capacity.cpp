@@ -61,7 +61,11 @@ ModelCapacity size_model_calls(const baton::Communicator& world, const Options& 
         }
         dyn::ModelMemory m;
         try {
-          m = dyn::probe_memory(*file.model, scan.densest);
+          // 4 copies of a small system, fewer of a large one (the largest probe call has twice
+          // the copies: never more than twice the larger of 20,000 atoms and that system)
+          const auto copies = static_cast<int>(
+              std::clamp<std::int64_t>(20000 / std::max<std::int64_t>(scan.most_atoms, 1), 1, 4));
+          m = dyn::probe_memory(*file.model, scan.densest, copies);
         } catch (const std::exception& e) {
           throw app::UsageError(std::string("--model: measuring its memory on system ") +
                                 std::to_string(scan.most_id) + ": " + e.what());

@@ -6,22 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "comm_modes.hpp"
 #include "mpi_doctest.hpp"
 #include "view_fill.hpp"
 
 namespace {
 
-baton::Communicator comm_with(baton::ViewPath path, bool checks = true) {
-  baton::Communicator comm = baton::test::world().duplicate();
-  comm.set_view_path(path);
-  comm.set_collective_checks(checks);
-  return comm;
-}
-
-// ViewPath::staged copies every View through a host buffer: the device path of a GPU build,
-// on the host-only build.
-const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
-const bool check_modes[] = {true, false};
+using baton::test::check_modes;
+using baton::test::comm_with;
+using baton::test::view_paths;
 
 using baton::test::count_wrong;
 using baton::test::fill;
@@ -35,7 +28,7 @@ double value(int from, int to, std::size_t i, std::size_t j) {
 
 TEST_CASE("all_to_all: block j of send goes to rank j") {
   for (int mode = 0; mode < 4; ++mode) {
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
@@ -57,7 +50,7 @@ TEST_CASE("all_to_all: block j of send goes to rank j") {
 
 TEST_CASE("all_to_allv: rows to each rank as asked, counts discovered, zero counts") {
   for (int mode = 0; mode < 4; ++mode) {
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);

@@ -8,21 +8,15 @@
 #include <utility>
 #include <vector>
 
+#include "comm_modes.hpp"
 #include "mpi_doctest.hpp"
 #include "view_fill.hpp"
 
 namespace {
 
-baton::Communicator comm_with(baton::ViewPath path, bool checks = true) {
-  baton::Communicator comm = baton::test::world().duplicate();
-  comm.set_view_path(path);
-  comm.set_collective_checks(checks);
-  return comm;
-}
-
-const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
-// Checked and unchecked mode, whatever the process default (see test_communicator for that).
-const bool check_modes[] = {true, false};
+using baton::test::check_modes;
+using baton::test::comm_with;
+using baton::test::view_paths;
 
 using baton::test::count_wrong;
 using baton::test::fill;
@@ -30,7 +24,7 @@ using baton::test::fill;
 }  // namespace
 
 TEST_CASE("all_reduce: sum, prod, max, min, in place and out of place, any layout") {
-  for (auto path : paths) {
+  for (auto path : view_paths) {
     for (bool checks : check_modes) {
       CAPTURE(static_cast<int>(path));
       CAPTURE(checks);
@@ -88,7 +82,7 @@ TEST_CASE("average divides by the size of the communicator it is given") {
 
 TEST_CASE("all_gather, all_gatherv, gather and gatherv concatenate rows by rank") {
   for (int mode = 0; mode < 4; ++mode) {  // both paths, checked and unchecked
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
@@ -171,7 +165,7 @@ TEST_CASE("reduce_scatter and reduce_scatter_v give each rank its block of the s
 
 TEST_CASE("broadcast fills every rank's View; broadcast_view allocates root's shape") {
   for (int mode = 0; mode < 4; ++mode) {  // both paths, checked and unchecked
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
@@ -281,7 +275,7 @@ TEST_CASE(
 
 TEST_CASE("every collective with an execution space instance gives what it gives without one") {
   const Kokkos::DefaultExecutionSpace space;
-  for (auto path : paths) {
+  for (auto path : view_paths) {
     CAPTURE(static_cast<int>(path));
     baton::Communicator comm = comm_with(path);
     const int n = comm.size();

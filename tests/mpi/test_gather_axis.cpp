@@ -7,21 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include "comm_modes.hpp"
 #include "mpi_doctest.hpp"
 
 namespace {
 
-baton::Communicator comm_with(baton::ViewPath path, bool checks) {
-  baton::Communicator comm = baton::test::world().duplicate();
-  comm.set_view_path(path);
-  comm.set_collective_checks(checks);
-  return comm;
-}
-
-// ViewPath::staged copies every View through a host buffer: the device path of a GPU build,
-// on the host-only build.
-const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
-const bool check_modes[] = {true, false};
+using baton::test::check_modes;
+using baton::test::comm_with;
+using baton::test::view_paths;
 
 template <class V, class F>
 void fill3(const V& v, F f) {
@@ -61,7 +54,7 @@ std::vector<std::pair<int, std::size_t>> owners(int n) {
 
 TEST_CASE("all_gatherv and gatherv along axes 0, 1 and 2 of a rank-3 View, any layout") {
   for (int mode = 0; mode < 4; ++mode) {
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
@@ -113,7 +106,7 @@ TEST_CASE("all_gatherv and gatherv along axes 0, 1 and 2 of a rank-3 View, any l
 
 TEST_CASE("reduce_scatter along axis 1 and 2 gives each rank its block of the sum") {
   for (int mode = 0; mode < 4; ++mode) {
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);

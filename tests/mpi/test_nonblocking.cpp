@@ -6,22 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "comm_modes.hpp"
 #include "mpi_doctest.hpp"
 #include "view_fill.hpp"
 
 namespace {
 
-baton::Communicator comm_with(baton::ViewPath path, bool checks = true) {
-  baton::Communicator comm = baton::test::world().duplicate();
-  comm.set_view_path(path);
-  comm.set_collective_checks(checks);
-  return comm;
-}
-
-// Host memory through the staging path stands in for device memory where the build has only a
-// host space (ViewPath::staged copies every View through a separate host buffer).
-const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
-const bool check_modes[] = {true, false};
+using baton::test::check_modes;
+using baton::test::comm_with;
+using baton::test::view_paths;
 
 using baton::test::count_wrong;
 using baton::test::fill;
@@ -32,7 +25,7 @@ TEST_CASE(
     "iall_reduce, ibroadcast, iall_gather, iall_gatherv, ireduce_scatter give the blocking "
     "results") {
   for (int mode = 0; mode < 4; ++mode) {
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);
@@ -101,7 +94,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a request keeps its Views alive; staged results land at wait()") {
-  for (auto path : paths) {
+  for (auto path : view_paths) {
     CAPTURE(static_cast<int>(path));
     baton::Communicator comm = comm_with(path, false);
     Kokkos::View<double*> send("send", 5), recv("recv", 5);
@@ -126,7 +119,7 @@ TEST_CASE("a request keeps its Views alive; staged results land at wait()") {
 }
 
 TEST_CASE("zero counts: empty Views and ranks with no rows") {
-  for (auto path : paths) {
+  for (auto path : view_paths) {
     for (bool checks : check_modes) {
       CAPTURE(static_cast<int>(path));
       CAPTURE(checks);
@@ -194,7 +187,7 @@ TEST_CASE("checked mode: mismatched arguments are the same baton::Error on every
 }
 
 TEST_CASE("a request dropped before completion waits in its destructor") {
-  for (auto path : paths) {
+  for (auto path : view_paths) {
     CAPTURE(static_cast<int>(path));
     baton::Communicator comm = comm_with(path, false);
     Kokkos::View<long*> sum("sum", 3), root("root", 3), max("max", 3);
@@ -224,7 +217,7 @@ TEST_CASE("a request dropped before completion waits in its destructor") {
 
 TEST_CASE("execution space instance overloads give what the plain ones give") {
   const Kokkos::DefaultExecutionSpace space;
-  for (auto path : paths) {
+  for (auto path : view_paths) {
     CAPTURE(static_cast<int>(path));
     baton::Communicator comm = comm_with(path);
     const int n = comm.size();

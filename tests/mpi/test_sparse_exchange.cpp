@@ -8,21 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "comm_modes.hpp"
 #include "mpi_doctest.hpp"
 
 namespace {
 
-baton::Communicator comm_with(baton::ViewPath path, bool checks = true) {
-  baton::Communicator comm = baton::test::world().duplicate();
-  comm.set_view_path(path);
-  comm.set_collective_checks(checks);
-  return comm;
-}
-
-// ViewPath::staged copies every View through a host buffer: the device path of a GPU build,
-// on the host-only build.
-const baton::ViewPath paths[] = {baton::ViewPath::automatic, baton::ViewPath::staged};
-const bool check_modes[] = {true, false};
+using baton::test::check_modes;
+using baton::test::comm_with;
+using baton::test::view_paths;
 
 // Round `round`: rank `from` sends to the ranks this returns, (from + k * (round + 1)) % n for
 // k = 1, 2 without repeats (itself included when that is where the step lands).
@@ -51,7 +44,7 @@ double value(int from, int to, int round, std::size_t i) {
 
 TEST_CASE("sparse_exchange: messages by source from partners the receiver does not know") {
   for (int mode = 0; mode < 4; ++mode) {
-    const baton::ViewPath path = paths[mode / 2];
+    const baton::ViewPath path = view_paths[mode / 2];
     const bool checks = check_modes[mode % 2];
     CAPTURE(static_cast<int>(path));
     CAPTURE(checks);

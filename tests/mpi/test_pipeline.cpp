@@ -802,6 +802,25 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a stage's replicas never outnumber the systems the next stage's batch holds") {
+  // The first stage costs more, so extra ranks would replicate it; but the second stage's batch
+  // holds one system, which two upstream ranks cannot share. The plan gives them to the second.
+  dyn::VerletOptions few;
+  few.steps = 10;
+  StageSpec first = make_stage<dyn::VerletStage>({8, 208}, dyn::LennardJones{}, few);
+  StageSpec second = make_stage<dyn::VerletStage>({1, 26}, dyn::LennardJones{}, few);
+  first.cost = 10.0;
+  second.cost = 1.0;
+  Driver driver(baton::test::world(), first | second, DriverOptions{});
+  const std::vector<HostSystem> in = input(6);
+  driver.setup(baton::test::world().rank() == 0 ? in : std::vector<HostSystem>{});
+  CHECK(driver.plan().segments.front().ranks == std::vector<int>{0});
+  driver.run();
+  const std::vector<HostSystem> out = driver.gather_results(0);
+  if (baton::test::world().rank() == 0)
+    CHECK(out.size() == in.size());
+}
+
 TEST_CASE("a spill file never goes over a file that is there already") {
   const Communicator& world = baton::test::world();
   if (world.size() < 2)
@@ -824,6 +843,7 @@ TEST_CASE("a spill file never goes over a file that is there already") {
   int named = message.find("exists already") != std::string::npos ? 1 : 0, any = 0;
   baton::check_mpi(MPI_Allreduce(&named, &any, 1, MPI_INT, MPI_MAX, world.raw()), "MPI_Allreduce",
                    world.raw());
+  INFO("this rank's error: " << message);
   CHECK(!message.empty());
   CHECK(any == 1);
   std::ifstream in(mine);

@@ -62,6 +62,23 @@ TEST_CASE("extra ranks replicate the slowest stages") {
   }
 }
 
+TEST_CASE("a stage is never given more replicas than its cap") {
+  // Without caps the costlier first stage gets the extra ranks; capped at 1 (the next stage's batch
+  // holds one system), they go to the second stage instead.
+  CHECK(ranks_of(plan_ranks(4, {10, 1})) == std::vector<std::vector<int>>{{0, 1, 2}, {3}});
+  CHECK(ranks_of(plan_ranks(4, {10, 1}, {}, {1, 8})) ==
+        std::vector<std::vector<int>>{{0}, {1, 2, 3}});
+  CHECK(ranks_of(plan_ranks(5, {10, 1, 5}, {}, {2, 1, 8})) ==
+        std::vector<std::vector<int>>{{0, 1}, {2}, {3, 4}});
+  // An explicit list is the user's: caps do not apply to it.
+  CHECK(ranks_of(plan_ranks(4, {10, 1}, {3, 1}, {1, 8})) ==
+        std::vector<std::vector<int>>{{0, 1, 2}, {3}});
+  CHECK_THROWS_WITH_AS(plan_ranks(4, {10, 1}, {}, {1, 2}),
+                       doctest::Contains("take at most 3 ranks"), baton::Error);
+  CHECK_THROWS_WITH_AS(plan_ranks(4, {10, 1}, {}, {1}), doctest::Contains("one per stage"),
+                       baton::Error);
+}
+
 TEST_CASE("an explicit ranks-per-stage list is checked against the world") {
   CHECK(ranks_of(plan_ranks(4, {1, 1}, {1, 3})) == std::vector<std::vector<int>>{{0}, {1, 2, 3}});
   CHECK_THROWS_WITH_AS(plan_ranks(4, {1, 1}, {1, 2}),

@@ -143,10 +143,20 @@ void Driver::setup(SystemSource& source) {
     }
   });
   broadcast_object(comm_, costs, 0);
-  plan_ = settings_.stage_ranks.empty()
-              ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage)
-              : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
   broadcast_object(comm_, facts, 0);
+  // A stage's replicas share the next stage's batch: no more of them than it holds largest systems
+  // (the same on every rank: a plan never rests on which stage happened to measure slower).
+  std::vector<int> most(static_cast<std::size_t>(k), std::numeric_limits<int>::max());
+  for (int s = 0; s + 1 < k; ++s) {
+    const systems::BatchCapacity next = specs[static_cast<std::size_t>(s) + 1].capacity;
+    const std::int64_t fit =
+        std::min<std::int64_t>(next.systems, next.atoms / std::max<std::int64_t>(facts[1], 1));
+    most[static_cast<std::size_t>(s)] =
+        static_cast<int>(std::clamp<std::int64_t>(fit, 1, std::numeric_limits<int>::max()));
+  }
+  plan_ = settings_.stage_ranks.empty()
+              ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage, most)
+              : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
   // Every rank names species alike (hooks see labels); labels a source meets later reach the other
   // ranks with the first hand-offs that carry them (links.hpp).
   std::vector<std::string> names = species_.names();

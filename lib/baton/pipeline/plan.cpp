@@ -85,7 +85,8 @@ std::vector<int> split_stages(const std::vector<double>& costs, int parts) {
 }  // namespace
 
 RankPlan plan_ranks(int world, const std::vector<double>& costs,
-                    const std::vector<int>& ranks_per_stage) {
+                    const std::vector<int>& ranks_per_stage,
+                    const std::vector<int>& most_replicas) {
   const int k = static_cast<int>(costs.size());
   if (k == 0)
     throw Error("baton::pipeline::plan_ranks: a pipeline needs at least one stage");
@@ -97,6 +98,15 @@ RankPlan plan_ranks(int world, const std::vector<double>& costs,
       throw Error("baton::pipeline::plan_ranks: stage " + std::to_string(s) +
                   " has cost estimate " + std::to_string(costs[static_cast<std::size_t>(s)]) +
                   "; it must be > 0");
+  if (!most_replicas.empty() &&
+      (static_cast<int>(most_replicas.size()) != k ||
+       !std::all_of(most_replicas.begin(), most_replicas.end(), [](int m) { return m >= 1; })))
+    throw Error("baton::pipeline::plan_ranks: the most replicas per stage '" + list(most_replicas) +
+                "' must give " + std::to_string(k) + " counts >= 1, one per stage");
+  const auto cap = [&](int s) {
+    return most_replicas.empty() ? std::numeric_limits<int>::max()
+                                 : most_replicas[static_cast<std::size_t>(s)];
+  };
   RankPlan plan;
   std::vector<int> replicas;
   if (!ranks_per_stage.empty()) {
@@ -123,11 +133,19 @@ RankPlan plan_ranks(int world, const std::vector<double>& costs,
       plan.segments.push_back({s, s, {}});
     replicas.assign(static_cast<std::size_t>(k), 1);
     for (int extra = world - k; extra > 0; --extra) {
-      int best = 0;
-      for (int s = 1; s < k; ++s)
-        if (costs[static_cast<std::size_t>(s)] / replicas[static_cast<std::size_t>(s)] >
-            costs[static_cast<std::size_t>(best)] / replicas[static_cast<std::size_t>(best)])
+      int best = -1;
+      for (int s = 0; s < k; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        if (replicas[i] >= cap(s))
+          continue;
+        if (best < 0 || costs[i] / replicas[i] > costs[static_cast<std::size_t>(best)] /
+                                                     replicas[static_cast<std::size_t>(best)])
           best = s;
+      }
+      if (best < 0)
+        throw Error("baton::pipeline::plan_ranks: the stages take at most " +
+                    std::to_string(world - extra) + " ranks (most replicas per stage '" +
+                    list(most_replicas) + "'); the world has " + std::to_string(world));
       ++replicas[static_cast<std::size_t>(best)];
     }
   }

@@ -9,7 +9,9 @@
 ///    where the largest segment cost (sum of the stages' cost estimates) is smallest.
 ///  - at least as many ranks as stages: one segment per stage; each extra rank goes to the segment
 ///    with the highest cost per replica (the earlier stage on ties), so the slowest stages are
-///    replicated.
+///    replicated. A stage is never given more replicas than `most_replicas` allows (when given):
+///    the Driver caps a stage at what the next stage's batch can share among its upstream ranks,
+///    so that a plan never depends on which stage happened to measure slower.
 ///  - an explicit ranks-per-stage list (one entry >= 1 per stage, summing to the world size)
 ///    replaces the automatic choice; an explicit rank -> stage map (plan_ranks_explicit) names the
 ///    ranks too.
@@ -35,10 +37,13 @@ struct RankPlan {
   std::string describe(const std::vector<std::string>& stage_names) const;
 };
 
-/// Plans `world` ranks over stages of the given cost estimates (> 0). Throws baton::Error for an
-/// impossible request (no stages, world < 1, a bad explicit list), naming the numbers.
+/// Plans `world` ranks over stages of the given cost estimates (> 0). `most_replicas`, empty or one
+/// entry >= 1 per stage, caps the automatic choice (not an explicit list). Throws baton::Error for
+/// an impossible request (no stages, world < 1, a bad explicit list, caps that leave a rank with no
+/// stage), naming the numbers.
 RankPlan plan_ranks(int world, const std::vector<double>& costs,
-                    const std::vector<int>& ranks_per_stage = {});
+                    const std::vector<int>& ranks_per_stage = {},
+                    const std::vector<int>& most_replicas = {});
 
 /// An explicit map: stage s runs on the ranks `stage_ranks[s]` (one segment per stage, in any rank
 /// order). Every rank of `world` must appear exactly once, and rank 0 must run stage 0 (it reads

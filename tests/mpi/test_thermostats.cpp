@@ -12,6 +12,7 @@
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/nose_hoover.hpp>
+#include <baton/dynamics/random.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <cmath>
 #include <cstdint>
@@ -73,6 +74,41 @@ TEST_CASE(
     CHECK(std::abs(mean - dof) <= 3 * std::sqrt(2.0 * dof / n));
     CHECK(std::abs(variance / (2.0 * dof) - 1) <= 3 * std::sqrt((2 + 12.0 / dof) / n));
   }
+}
+
+TEST_CASE("random_normal3: three independent standard normals per atom, within 3 standard errors") {
+  // 60000 atoms' draws (key: seed 5, system 3, step 9). For each component the mean's standard
+  // error is 1/sqrt(n), the variance's sqrt(2/n), the fourth moment's sqrt(96/n) (it is 3), and a
+  // correlation's 1/sqrt(n). The first component is random_normal's component 0, as documented.
+  const int n = 60000;
+  const std::uint64_t key = bd::random_key(5, 3, 9);
+  double m[3] = {0, 0, 0}, m2[3] = {0, 0, 0}, m4[3] = {0, 0, 0}, xy = 0, xz = 0, yz = 0;
+  bool same = true;
+  for (int a = 0; a < n; ++a) {
+    const bd::Normal3 z = bd::random_normal3(key, a);
+    same = same && z.x == bd::random_normal(5, 3, 9, a, 0);
+    const double c[3] = {z.x, z.y, z.z};
+    for (int d = 0; d < 3; ++d) {
+      m[d] += c[d] / n;
+      m2[d] += c[d] * c[d] / n;
+      m4[d] += c[d] * c[d] * c[d] * c[d] / n;
+    }
+    xy += z.x * z.y / n;
+    xz += z.x * z.z / n;
+    yz += z.y * z.z / n;
+  }
+  CHECK(same);
+  for (int d = 0; d < 3; ++d) {
+    INFO("component " << d << ": mean " << m[d] << ", second moment " << m2[d] << ", fourth "
+                      << m4[d]);
+    CHECK(std::abs(m[d]) <= 3 / std::sqrt(double(n)));
+    CHECK(std::abs(m2[d] - 1) <= 3 * std::sqrt(2.0 / n));
+    CHECK(std::abs(m4[d] - 3) <= 3 * std::sqrt(96.0 / n));
+  }
+  INFO("correlations xy " << xy << ", xz " << xz << ", yz " << yz);
+  CHECK(std::abs(xy) <= 3 / std::sqrt(double(n)));
+  CHECK(std::abs(xz) <= 3 / std::sqrt(double(n)));
+  CHECK(std::abs(yz) <= 3 / std::sqrt(double(n)));
 }
 
 namespace {

@@ -54,16 +54,17 @@ struct LangevinUpdate {
   template <class System>
   KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     const int b = s.begin();
-    const std::int64_t sid = s.id();
-    const std::int64_t k = s.steps();  // the noise's step key
+    const std::uint64_t key = random_key(seed, s.id(), s.steps());  // the noise's system and step
     s.for_each_atom([&](int i) {
       const double h = 0.5 * dt * ftm2v / s.mass(i);
       const double sd = c2 * detail::math_sqrt(kt / s.mass(i));
+      const Normal3 xi = random_normal3(key, i - b);
+      const double noise[3] = {xi.x, xi.y, xi.z};
       for (int d = 0; d < 3; ++d) {
-        s.v(i, d) += h * s.f(i, d);                                               // B
-        s.x(i, d) += 0.5 * dt * s.v(i, d);                                        // A
-        s.v(i, d) = c1 * s.v(i, d) + sd * random_normal(seed, sid, k, i - b, d);  // O
-        s.x(i, d) += 0.5 * dt * s.v(i, d);                                        // A
+        s.v(i, d) += h * s.f(i, d);                  // B
+        s.x(i, d) += 0.5 * dt * s.v(i, d);           // A
+        s.v(i, d) = c1 * s.v(i, d) + sd * noise[d];  // O
+        s.x(i, d) += 0.5 * dt * s.v(i, d);           // A
       }
     });
   }
@@ -79,8 +80,9 @@ struct LangevinUpdate {
 };
 
 /// The "langevin" stage: params.steps BAOAB steps per system, then Finished. The O-step noise of
-/// component c of atom a (index in its system) at step k (batch.steps) of system `id` is
-/// random_normal(seed, id, k, a, c). Incoming velocities are kept; enter() computes forces.
+/// atom a (index in its system) at step k (batch.steps) of system `id` is
+/// random_normal3(random_key(seed, id, k), a), its x, y, z for the three components. Incoming
+/// velocities are kept; enter() computes forces.
 template <class Potential = LennardJones>
 class LangevinStage : public IntegratorStage<Potential, LangevinUpdate> {
  public:

@@ -27,6 +27,9 @@ KOKKOS_INLINE_FUNCTION double math_log(double x) {
 KOKKOS_INLINE_FUNCTION double math_cos(double x) {
   return kmath::cos(x);
 }
+KOKKOS_INLINE_FUNCTION double math_sin(double x) {
+  return kmath::sin(x);
+}
 KOKKOS_INLINE_FUNCTION double math_exp(double x) {
   return kmath::exp(x);
 }
@@ -46,15 +49,22 @@ KOKKOS_INLINE_FUNCTION double to_unit(std::uint64_t bits) {
 
 }  // namespace detail
 
+/// The first three fields of a key (seed, system, step), mixed in turn: computed once per system
+/// and step, then extended per atom (random_bits, random_normal3).
+KOKKOS_INLINE_FUNCTION std::uint64_t random_key(std::uint64_t seed, std::int64_t system,
+                                                std::int64_t step) {
+  std::uint64_t h = detail::mix64(seed);
+  h = detail::mix64(h ^ static_cast<std::uint64_t>(system));
+  return detail::mix64(h ^ static_cast<std::uint64_t>(step));
+}
+
 /// 64 random bits for the key (seed, system, step, atom, component); each field is mixed in turn,
 /// so keys that differ in any field give unrelated bits.
 KOKKOS_INLINE_FUNCTION std::uint64_t random_bits(std::uint64_t seed, std::int64_t system,
                                                  std::int64_t step, std::int64_t atom,
                                                  int component) {
-  std::uint64_t h = detail::mix64(seed);
-  h = detail::mix64(h ^ static_cast<std::uint64_t>(system));
-  h = detail::mix64(h ^ static_cast<std::uint64_t>(step));
-  h = detail::mix64(h ^ static_cast<std::uint64_t>(atom));
+  const std::uint64_t h =
+      detail::mix64(random_key(seed, system, step) ^ static_cast<std::uint64_t>(atom));
   return detail::mix64(h ^ static_cast<std::uint64_t>(component));
 }
 
@@ -71,6 +81,25 @@ KOKKOS_INLINE_FUNCTION double random_normal(std::uint64_t seed, std::int64_t sys
   const double u1 = 1.0 - detail::to_unit(detail::mix64(h ^ 0x1ull));  // (0, 1]: log is finite
   const double u2 = detail::to_unit(detail::mix64(h ^ 0x2ull));
   return detail::math_sqrt(-2.0 * detail::math_log(u1)) * detail::math_cos(6.283185307179586 * u2);
+}
+
+/// Three standard normals for one atom, from the key of its system and step (random_key) and its
+/// index: two Box-Muller pairs, keyed (atom, 0) and (atom, 1), of which the second's sine is
+/// unused. Two logarithms and one hash chain per atom, where three random_normal calls take three
+/// and three chains (the Langevin O step's cost).
+struct Normal3 {
+  double x, y, z;
+};
+KOKKOS_INLINE_FUNCTION Normal3 random_normal3(std::uint64_t key, std::int64_t atom) {
+  const std::uint64_t a = detail::mix64(key ^ static_cast<std::uint64_t>(atom));
+  const std::uint64_t h0 = detail::mix64(a), h1 = detail::mix64(a ^ 0x1ull);
+  const double r0 =
+      detail::math_sqrt(-2.0 * detail::math_log(1.0 - detail::to_unit(detail::mix64(h0 ^ 0x1ull))));
+  const double t0 = 6.283185307179586 * detail::to_unit(detail::mix64(h0 ^ 0x2ull));
+  const double r1 =
+      detail::math_sqrt(-2.0 * detail::math_log(1.0 - detail::to_unit(detail::mix64(h1 ^ 0x1ull))));
+  const double t1 = 6.283185307179586 * detail::to_unit(detail::mix64(h1 ^ 0x2ull));
+  return {r0 * detail::math_cos(t0), r0 * detail::math_sin(t0), r1 * detail::math_cos(t1)};
 }
 
 }  // namespace baton::dynamics

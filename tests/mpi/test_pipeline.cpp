@@ -889,6 +889,17 @@ TEST_CASE("one device-to-host read of bookkeeping per step: the snapshot, at any
     CHECK(summary.host_syncs_per_step >= 1.0);
     CHECK(summary.host_syncs_per_step <= 3.0);
     CHECK(format_summary(summary).find("host_syncs_per_step ") != std::string::npos);
+    // The balanced bound: the segments' busy rank-seconds spread over the world; never below the
+    // slowest segment's bound, equal to it on one rank.
+    double rank_seconds = 0;
+    for (const SegmentSummary& g : summary.segments)
+      rank_seconds += g.busy * g.ranks;
+    CHECK(summary.balanced_bound == doctest::Approx(summary.systems * world.size() / rank_seconds));
+    CHECK(summary.balanced_bound >= summary.bound * (1 - 1e-12));
+    if (world.size() == 1)
+      CHECK(summary.balanced_bound == doctest::Approx(summary.bound));
+    CHECK(format_summary(summary).find("spread evenly over the ranks would allow") !=
+          std::string::npos);
   }
   CHECK(driver.gather_results(0).size() == (world.rank() == 0 ? 14u : 0u));
 }

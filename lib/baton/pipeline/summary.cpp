@@ -98,12 +98,15 @@ RunSummary summarize(const Driver& driver, int root) {
     out.segments.push_back(g);
   }
   out.systems = out.stages.back().systems;
-  double slowest = 0.0;
-  for (const SegmentSummary& g : out.segments)
+  double slowest = 0.0, rank_seconds = 0.0;
+  for (const SegmentSummary& g : out.segments) {
     slowest = std::max(slowest, g.busy);
+    rank_seconds += g.busy * g.ranks;
+  }
   out.throughput = out.wall > 0 ? out.systems / out.wall : 0.0;
   out.bound = slowest > 0 ? out.systems / slowest : 0.0;
   out.efficiency = out.bound > 0 ? out.throughput / out.bound : 0.0;
+  out.balanced_bound = rank_seconds > 0 ? out.systems * out.world / rank_seconds : 0.0;
   return out;
 }
 
@@ -138,6 +141,11 @@ std::string format_summary(const RunSummary& s) {
                 "\n%ld systems in %.3f s on %d ranks (%s): %.1f systems/s; slowest segment allows "
                 "%.1f systems/s; pipeline efficiency %.3f\n",
                 s.systems, s.wall, s.world, s.mode.c_str(), s.throughput, s.bound, s.efficiency);
+  text += line;
+  std::snprintf(line, sizeof line,
+                "the same compute spread evenly over the ranks would allow %.1f systems/s (the "
+                "plan's balance %.3f)\n",
+                s.balanced_bound, s.balanced_bound > 0 ? s.bound / s.balanced_bound : 0.0);
   text += line;
   // " v0 v1 ..." with `format` for each value.
   const auto append_all = [&](const std::vector<double>& values, const char* format) {

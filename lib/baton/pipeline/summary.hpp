@@ -40,6 +40,10 @@ struct RunSummary {
   /// Throughput the slowest segment allows if it computes all the time: systems / its busy time.
   double bound = 0.0;
   double efficiency = 0.0;  ///< throughput / bound
+  /// Throughput if the whole run's compute were spread evenly over the ranks: systems / (the
+  /// segments' busy seconds times their ranks, summed, over the world size). At least `bound`; the
+  /// two are equal when the plan balances the segments perfectly.
+  double balanced_bound = 0.0;
   std::vector<StageSummary> stages;
   std::vector<SegmentSummary> segments;
   std::vector<double> peak_rss_mb;  ///< per rank: the most resident memory it used so far (MB)

@@ -78,11 +78,14 @@ TEST_CASE(
 
 TEST_CASE("random_normal3: three independent standard normals per atom, within 3 standard errors") {
   // 60000 atoms' draws (key: seed 5, system 3, step 9). For each component the mean's standard
-  // error is 1/sqrt(n), the variance's sqrt(2/n), the fourth moment's sqrt(96/n) (it is 3), and a
-  // correlation's 1/sqrt(n). The first component is random_normal's component 0, as documented.
+  // error is 1/sqrt(n), the variance's sqrt(2/n), the fourth moment's sqrt(96/n) (it is 3), a
+  // correlation's 1/sqrt(n), and that of a product of squares sqrt(8/n) (it is 1 for independent
+  // normals, 2 for two that share a Box-Muller radius). The first component is random_normal's
+  // component 0, as documented.
   const int n = 60000;
   const std::uint64_t key = bd::random_key(5, 3, 9);
   double m[3] = {0, 0, 0}, m2[3] = {0, 0, 0}, m4[3] = {0, 0, 0}, xy = 0, xz = 0, yz = 0;
+  double xxyy = 0, xxzz = 0, yyzz = 0;
   bool same = true;
   for (int a = 0; a < n; ++a) {
     const bd::Normal3 z = bd::random_normal3(key, a);
@@ -96,6 +99,9 @@ TEST_CASE("random_normal3: three independent standard normals per atom, within 3
     xy += z.x * z.y / n;
     xz += z.x * z.z / n;
     yz += z.y * z.z / n;
+    xxyy += z.x * z.x * z.y * z.y / n;
+    xxzz += z.x * z.x * z.z * z.z / n;
+    yyzz += z.y * z.y * z.z * z.z / n;
   }
   CHECK(same);
   for (int d = 0; d < 3; ++d) {
@@ -109,6 +115,10 @@ TEST_CASE("random_normal3: three independent standard normals per atom, within 3
   CHECK(std::abs(xy) <= 3 / std::sqrt(double(n)));
   CHECK(std::abs(xz) <= 3 / std::sqrt(double(n)));
   CHECK(std::abs(yz) <= 3 / std::sqrt(double(n)));
+  INFO("products of squares xxyy " << xxyy << ", xxzz " << xxzz << ", yyzz " << yyzz);
+  CHECK(std::abs(xxyy - 1) <= 3 * std::sqrt(8.0 / n));
+  CHECK(std::abs(xxzz - 1) <= 3 * std::sqrt(8.0 / n));
+  CHECK(std::abs(yyzz - 1) <= 3 * std::sqrt(8.0 / n));
 }
 
 namespace {

@@ -101,6 +101,11 @@ double time_stage(const Settings& settings, baton::dynamics::Stage& stage,
   return median(seconds);
 }
 
+// The threads (on a GPU, the concurrency) of Kokkos' default execution space on this rank.
+int threads_per_rank() {
+  return static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency());
+}
+
 void print_row(const baton::Communicator& comm, const Settings& settings, const std::string& op,
                const char* metric, double value, double lammps) {
   if (comm.rank() != 0)
@@ -113,9 +118,10 @@ void print_row(const baton::Communicator& comm, const Settings& settings, const 
       std::snprintf(rat, sizeof rat, "%.4f", ratio);
     }
     std::printf(
-        "{\"op\": \"%s\", \"metric\": \"%s\", \"ranks\": %d, \"baton\": %.6g, "
-        "\"lammps\": %s, \"ratio\": %s}\n",
-        op.c_str(), metric, comm.size(), value, ref, rat);
+        "{\"op\": \"%s\", \"metric\": \"%s\", \"ranks\": %d, \"space\": \"%s\", "
+        "\"threads\": %d, \"baton\": %.6g, \"lammps\": %s, \"ratio\": %s}\n",
+        op.c_str(), metric, comm.size(), Kokkos::DefaultExecutionSpace::name(), threads_per_rank(),
+        value, ref, rat);
   } else if (lammps > 0) {
     std::printf("%-14s %-18s %14.4g %14.4g %8.3f\n", op.c_str(), metric, value, lammps, ratio);
   } else {
@@ -199,9 +205,9 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   const bool with_lammps = !dir.empty();
   if (comm.rank() == 0 && !settings.json) {
     std::printf(
-        "dynamics: Baton per rank (median of %d) beside LAMMPS (%s), atom-steps per second; "
-        "ratio = baton / lammps (higher is better)\n",
-        settings.repeats,
+        "dynamics: Baton per rank (Kokkos %s, %d threads; median of %d) beside LAMMPS (%s, one "
+        "thread), atom-steps per second; ratio = baton / lammps (higher is better)\n",
+        Kokkos::DefaultExecutionSpace::name(), threads_per_rank(), settings.repeats,
         with_lammps ? lammps.executable().c_str() : "not found on PATH: Baton alone");
     std::printf("%-14s %-18s %14s %14s %8s\n", "op", "metric", "baton", "lammps", "ratio");
     std::printf("%s\n", std::string(72, '-').c_str());

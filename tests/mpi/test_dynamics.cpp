@@ -7,6 +7,7 @@
 #include <array>
 #include <baton/core/error.hpp>
 #include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/csvr.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
 #include <baton/dynamics/forces.hpp>
@@ -14,6 +15,7 @@
 #include <baton/dynamics/lattice.hpp>
 #include <baton/dynamics/lennard_jones.hpp>
 #include <baton/dynamics/morse.hpp>
+#include <baton/dynamics/nose_hoover.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/systems/cell.hpp>
 #include <baton/systems/host_transfer.hpp>
@@ -928,4 +930,76 @@ TEST_CASE("broken numbers make a failed system, never a converged one; the other
     CHECK(again.systems()[0].failed);
     CHECK(again.steps()[0] == 0);
   }
+}
+
+TEST_CASE(
+    "fixed atoms (move_mask F) stay exactly where they are in every stage; fmax leaves them out") {
+  // LJ13 clusters with atoms 0 and 7 fixed and given velocities (which enter() drops): every stage
+  // leaves them exactly where they were, with velocity 0, while the others move.
+  std::vector<bs::HostSystem> in;
+  for (int id = 0; id < 4; ++id) {
+    bs::HostSystem s = cluster(13, id, 0.1);
+    s.move_mask.assign(13, true);
+    s.move_mask[0] = s.move_mask[7] = false;
+    s.velocities.assign(39, 0.05);
+    in.push_back(s);
+  }
+  const auto check_held = [&](bd::Stage& stage) {
+    Batch b(in);
+    run(stage, b, 50);
+    const std::vector<bs::HostSystem> out = b.systems();
+    INFO(stage.name());
+    REQUIRE(out.size() == in.size());
+    for (std::size_t s = 0; s < in.size(); ++s) {
+      CHECK(out[s].move_mask == in[s].move_mask);
+      CHECK_FALSE(out[s].failed);
+      bool others_moved = false;
+      for (std::size_t k = 0; k < 39; ++k) {
+        if (!in[s].move_mask[k / 3]) {
+          CHECK(out[s].positions[k] == in[s].positions[k]);
+          CHECK(out[s].velocities[k] == 0.0);
+        } else if (out[s].positions[k] != in[s].positions[k]) {
+          others_moved = true;
+        }
+      }
+      CHECK(others_moved);
+    }
+    return out;
+  };
+  bd::FireOptions fire;
+  fire.fmax = 1e-6;
+  bd::FireStage<bd::LennardJones> relax({}, fire);
+  const std::vector<bs::HostSystem> relaxed = check_held(relax);
+  // Converged with the fixed atoms still pushed: fmax is over the atoms that move.
+  for (const bs::HostSystem& s : relaxed) {
+    CHECK(s.fmax <= 1e-6);
+    bs::HostSystem all = s;
+    all.move_mask.clear();
+    Batch free({all});
+    bd::compute_forces(bd::LennardJones{}, free.batch, 0, 1);
+    const std::vector<double> f = free.forces();
+    double held = 0;
+    for (std::size_t i : {std::size_t(0), std::size_t(7)})
+      held = std::max(held, std::sqrt(f[3 * i] * f[3 * i] + f[3 * i + 1] * f[3 * i + 1] +
+                                      f[3 * i + 2] * f[3 * i + 2]));
+    CHECK(held > 1e-3);
+    CHECK(free.systems()[0].fmax == doctest::Approx(held));
+  }
+  bd::VerletOptions nve;
+  nve.steps = 200;
+  nve.temperature = 0.05;
+  bd::VerletStage<bd::LennardJones> verlet({}, nve);
+  check_held(verlet);
+  bd::LangevinOptions langevin;
+  langevin.steps = 200;
+  bd::LangevinStage<bd::LennardJones> bath({}, langevin);
+  check_held(bath);
+  bd::CsvrOptions csvr;
+  csvr.steps = 200;
+  bd::CsvrStage<bd::LennardJones> rescale({}, csvr);
+  check_held(rescale);
+  bd::NoseHooverOptions nh;
+  nh.steps = 200;
+  bd::NoseHooverStage<bd::LennardJones> chain({}, nh);
+  check_held(chain);
 }

@@ -138,7 +138,13 @@ void check_against_lj(const std::shared_ptr<bd::BatchModel>& model,
 /// Positions after `steps` steps of each integrator, over the built-in Lennard-Jones and over
 /// `model`, agree to `tol`.
 void check_trajectories(const std::shared_ptr<bd::BatchModel>& model, double tol) {
-  const auto systems = mixed_systems();
+  // With some atoms fixed (the model's forces on them zeroed as the built-in potential's are).
+  std::vector<bs::HostSystem> systems = mixed_systems();
+  for (std::size_t k = 0; k < systems.size(); k += 2) {
+    systems[k].move_mask.assign(systems[k].size(), true);
+    for (std::size_t i = 1; i < systems[k].size(); i += 5)
+      systems[k].move_mask[i] = false;
+  }
   const auto positions = [](const Batch& b) {
     std::vector<double> out;
     for (const auto& s : b.systems())
@@ -155,6 +161,11 @@ void check_trajectories(const std::shared_ptr<bd::BatchModel>& model, double tol
     b.advance(rb.batch, 13);
     CHECK(ra.steps() == rb.steps());
     check_close(positions(rb), positions(ra), tol, what);
+    const std::vector<bs::HostSystem> held = rb.systems();
+    for (std::size_t k = 0; k < systems.size(); k += 2)
+      for (std::size_t i = 1; i < systems[k].size(); i += 5)
+        for (std::size_t d = 0; d < 3; ++d)
+          CHECK(held[k].positions[3 * i + d] == systems[k].positions[3 * i + d]);
   };
   bd::FireOptions fire;
   fire.max_steps = 20;
@@ -362,7 +373,8 @@ TEST_CASE("a batch model gives the built-in potential's forces, energies and vir
 }
 
 TEST_CASE(
-    "FIRE, NVE and Langevin over a batch model follow the built-in potential's trajectories") {
+    "FIRE, NVE and Langevin over a batch model follow the built-in potential's trajectories, fixed "
+    "atoms included") {
   check_trajectories(std::make_shared<HostLennardJones>(), 1e-9);
 }
 

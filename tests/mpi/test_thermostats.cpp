@@ -137,10 +137,10 @@ std::vector<bs::HostSystem> liquid(int systems) {
 /// Runs `stage` on `b` for `warmup` steps, then takes `samples` samples `every` steps apart of
 /// each system's kinetic energy, calling `also(b)` at each sample; checks the mean and variance
 /// of the kinetic energy against the canonical N_f T / 2 and N_f T^2 / 2 within 3 standard errors
-/// (from the spread between the systems).
+/// (from the spread between the systems). N_f: 3 * 108 - 3 unless given.
 template <class Also>
 void check_canonical(bd::Stage& stage, Batch& b, double temperature, int warmup, int samples,
-                     int every, const std::string& name, Also also) {
+                     int every, const std::string& name, Also also, double nf = 3 * 108 - 3) {
   const int systems = b.batch.num_systems();
   stage.enter(b.batch, 0, systems);
   stage.advance(b.batch, warmup);
@@ -152,7 +152,6 @@ void check_canonical(bd::Stage& stage, Batch& b, double temperature, int warmup,
       k[static_cast<std::size_t>(s)].push_back(now[static_cast<std::size_t>(s)]);
     also(b);
   }
-  const double nf = 3 * 108 - 3;
   std::vector<double> means;
   for (const auto& ks : k)
     means.push_back(estimate(ks).mean);
@@ -204,7 +203,7 @@ TEST_CASE("Nose-Hoover chains: the canonical kinetic energy, and a conserved qua
     for (std::size_t s = 0; s < systems.size(); ++s) {
       const double state[4] = {scratch(s, 0), scratch(s, 1), scratch(s, 2), scratch(s, 3)};
       h.push_back(systems[s].energy + ke[s] +
-                  update.thermostat_energy(state, static_cast<int>(systems[s].size())));
+                  update.thermostat_energy(state, 3 * static_cast<int>(systems[s].size()) - 3));
     }
     return h;
   };
@@ -252,7 +251,7 @@ TEST_CASE("Nose-Hoover chains: the conserved quantity drifts only as velocity Ve
       for (std::size_t s = 0; s < systems.size(); ++s) {
         const double state[4] = {scratch(s, 0), scratch(s, 1), scratch(s, 2), scratch(s, 3)};
         h.push_back(systems[s].energy + ke[s] +
-                    (thermostat ? nh.update().thermostat_energy(state, 108) : 0.0));
+                    (thermostat ? nh.update().thermostat_energy(state, 3 * 108 - 3) : 0.0));
       }
       return h;
     };
@@ -295,14 +294,15 @@ TEST_CASE("CSVR samples the canonical kinetic energy: mean and variance within 3
 }
 
 TEST_CASE("Langevin: mean kinetic temperature matches the bath") {
-  // 48 LJ13 clusters (half with mass 2), T = 0.1, gamma = 1: after 2000 steps of equilibration,
-  // 20000 steps sampled every 10. The kinetic energy decorrelates in about 1/(2 gamma) = 100 steps,
-  // so the mean has ~9600 independent samples of relative spread sqrt(2/39): standard error ~0.25%.
+  // 48 LJ13 clusters (half with mass 2), T = 0.1, gamma = 1, seed 11: after 2000 steps of
+  // equilibration, 8000 steps sampled every 10. The kinetic energy decorrelates in about
+  // 1/(2 gamma) = 100 steps, so the mean has ~3840 independent samples of relative spread
+  // sqrt(2/39): standard error ~0.37%; the check is 3 of them.
   bd::LangevinOptions p;
   p.dt = 0.005;
   p.temperature = 0.1;
   p.friction = 1.0;
-  p.steps = 22000;
+  p.steps = 10000;
   p.seed = 11;
   bd::LangevinStage langevin({}, p);
   std::vector<bs::HostSystem> in;
@@ -329,7 +329,49 @@ TEST_CASE("Langevin: mean kinetic temperature matches the bath") {
   const double t = sum / static_cast<double>(samples);
   MESSAGE("Langevin mean kinetic temperature " << t << " (target 0.1, error " << 100 * (t / 0.1 - 1)
                                                << "%)");
-  CHECK(std::abs(t / 0.1 - 1) < 0.03);
+  CHECK(std::abs(t / 0.1 - 1) < 3 * 0.0037);
   for (auto s : b.steps())
-    CHECK(s == 22000);
+    CHECK(s == 10000);
+}
+
+TEST_CASE("CSVR with fixed atoms: N_f = 3 N_moving, and the fixed atoms stay where they are") {
+  // The liquid's 32 systems stretched 5x (pairs 5.6 sigma apart, beyond the 2.5 cutoff): no
+  // forces, so between rescalings the kinetic energy is constant and CSVR alone sets its
+  // distribution, the canonical one of the N_f it uses. 12 of each system's 108 atoms are fixed
+  // (every ninth): N_f = 3 * 96 = 288, mean 144 and variance 144 at T = 1 (with N_f = 321 they
+  // would be 160.5, 34 standard errors away). CSVR seed 2025, tau 0.1, dt 0.005, samples every
+  // 50 steps. (In the dense liquid itself, with the fixed atoms pinning it, the mean came out
+  // 0.3-0.6% low over four seeds, 0.2 to 3 standard errors, where Langevin gave 144.0: not
+  // understood, and not what this test asserts.)
+  bd::CsvrOptions p;
+  p.dt = 0.005;
+  p.steps = 400 + 80 * 50;
+  p.temperature = 1.0;
+  p.tau = 0.1;
+  p.seed = 2025;
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  bd::CsvrStage<bd::LennardJones> stage(lj, p);
+  std::vector<bs::HostSystem> in = liquid(32);
+  for (bs::HostSystem& s : in) {
+    for (double& x : s.positions)
+      x *= 5;
+    for (double& c : s.cell)
+      c *= 5;
+    s.move_mask.assign(s.size(), true);
+    for (std::size_t i = 0; i < s.size(); i += 9)
+      s.move_mask[i] = false;
+  }
+  Batch b(in);
+  check_canonical(
+      stage, b, 1.0, 400, 80, 50, "CSVR, 12 of 108 atoms fixed", [](const Batch&) {}, 3 * 96);
+  const std::vector<bs::HostSystem> out = b.systems();
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    CHECK(out[s].move_mask == in[s].move_mask);
+    for (std::size_t i = 0; i < in[s].size(); i += 9)
+      for (std::size_t d = 0; d < 3; ++d) {
+        CHECK(out[s].positions[3 * i + d] == in[s].positions[3 * i + d]);
+        CHECK(out[s].velocities[3 * i + d] == 0.0);
+      }
+  }
 }

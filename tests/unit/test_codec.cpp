@@ -48,6 +48,7 @@ void check_same(const HostSystem& a, const HostSystem& b) {
   CHECK(same_bits(a.positions, b.positions));
   CHECK(same_bits(a.velocities, b.velocities));
   CHECK(same_bits(a.masses, b.masses));
+  CHECK(a.move_mask == b.move_mask);
   CHECK(same_bits(a.energy, b.energy));
   CHECK(same_bits(a.fmax, b.fmax));
   for (std::size_t j = 0; j < 9; ++j)
@@ -83,6 +84,7 @@ std::vector<HostSystem> varied_systems(int stages) {
         s.velocities.push_back(-0.01 * i + 0.003 * d * k);
       }
       s.masses.push_back(1.0 + 0.5 * ((i + k) % 3));
+      s.move_mask.push_back((i + k) % 3 != 1);
     }
     if (k % 2 == 1) {  // a triclinic cell
       s.cell = {10.0 + k, 0.0, 0.0, 1.5, 9.0 + k, 0.0, -0.75, 0.25, 11.0};
@@ -126,7 +128,8 @@ void check_rejected(F&& f) {
 }
 
 // Two small systems whose encoding the format-version-2 codec wrote as below (generated with the
-// codec before systems/fields.hpp; the layout is docs/pipeline.md's).
+// codec before systems/fields.hpp; the layout is docs/pipeline.md's), with format 3's movable
+// flags added (by hand: after the species).
 std::vector<HostSystem> golden_systems() {
   HostSystem a;
   a.id = 42;
@@ -134,6 +137,7 @@ std::vector<HostSystem> golden_systems() {
   a.positions = {0.5, 1.5, 2.5, -1.0, 0.25, 3.0};
   a.velocities = {0.125, 0, -0.5, 1, 2, 3};
   a.masses = {63.5, 40.0};
+  a.move_mask = {true, false};
   a.energy = -2.5;
   a.fmax = 0.75;
   a.virial = {1, 2, 3, 4, 5, 6};
@@ -142,7 +146,7 @@ std::vector<HostSystem> golden_systems() {
   b.id = -7;
   b.species = {"Ar", "Ni", "Cu"};
   b.positions = {1, 2, 3, 4, 5, 6, 7, 8, 9.5};
-  // no velocities (0), no masses (1)
+  // no velocities (0), no masses (1), no move_mask (every atom moves: 1)
   b.cell = {5, 0, 0, 0.5, 6, 0, 0, 0, 7};
   b.pbc = {true, false, true};
   b.energy = 1.0;
@@ -155,11 +159,12 @@ std::vector<HostSystem> golden_systems() {
 }
 
 const std::vector<std::int64_t> golden_ints = {
-    0x42545359, 2,  2, 5, 2, 0,  // header: magic, version, systems, atoms, stages, flags
+    0x42545359, 3,  2, 5, 2, 0,  // header: magic, version, systems, atoms, stages, flags
     42,         -7,              // id
     2,          3,               // count
     11,         22, 5, 0,        // stage_steps
     0,          1,  1, 2, 0,     // species (Cu 0, Ar 1, Ni 2)
+    1,          0,  1, 1, 1,     // movable
     0,          5,               // pbc bits
     0,          1};              // failed codes
 const std::vector<double> golden_reals = {
@@ -175,7 +180,7 @@ const std::vector<double> golden_reals = {
 
 }  // namespace
 
-TEST_CASE("codec: host systems encode to the format-version-2 bytes") {
+TEST_CASE("codec: host systems encode to the format-version-3 bytes") {
   SpeciesTable table;
   table.index("Cu");
   const HostPacked w = baton::systems::encode_host_systems(golden_systems(), table, 2);
@@ -184,7 +189,7 @@ TEST_CASE("codec: host systems encode to the format-version-2 bytes") {
   CHECK(table.names() == std::vector<std::string>{"Cu", "Ar", "Ni"});
 }
 
-TEST_CASE("codec: packed from a batch, systems give the format-version-2 bytes") {
+TEST_CASE("codec: packed from a batch, systems give the format-version-3 bytes") {
   SpeciesTable table;
   table.index("Cu");
   SystemsBatch batch({8, 32}, 2);
@@ -231,6 +236,7 @@ TEST_CASE("codec: what a system leaves out comes back as its default") {
   REQUIRE(back.size() == 1);
   CHECK(back[0].velocities == std::vector<double>(6, 0.0));
   CHECK(back[0].masses == std::vector<double>(2, 1.0));
+  CHECK(back[0].move_mask == std::vector<bool>(2, true));
   CHECK(back[0].stage_steps == std::vector<std::int64_t>{4, 0, 0});
   CHECK(back[0].failed);
   CHECK(back[0].failure == "failed before");
@@ -315,7 +321,7 @@ TEST_CASE("codec: malformed messages throw baton::Error naming baton::systems") 
   }
   SUBCASE("wrong version") {
     HostPacked w = good;
-    w.ints[1] = 3;
+    w.ints[1] = 2;  // the version before fixed atoms
     check_rejected([&] { decode(w, table); });
   }
   SUBCASE("atom counts that do not add up to the header's") {

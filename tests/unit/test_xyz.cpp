@@ -91,6 +91,8 @@ auto column_values(std::size_t atoms) {
     using T = fields::xyz_value_t<F>;
     if constexpr (std::is_same_v<T, std::string>)
       v.push_back("X" + std::to_string(i));
+    else if constexpr (std::is_same_v<T, bool>)
+      v.push_back(i % 2 == 0);  // some F: an optional logical column is written when one is F
     else if constexpr (std::is_floating_point_v<T>)
       v.push_back(1.25 + static_cast<T>(i) / 3);
     else
@@ -173,7 +175,7 @@ TEST_CASE("every column of the field table is written, read back and its aliases
   std::string declared;
   fields::xyz_fields::for_each_host(
       [&](auto f) { declared += (declared.empty() ? "" : ":") + declaration<decltype(f)>(); });
-  CHECK(declared == "species:S:1:pos:R:3:velo:R:3:masses:R:1");
+  CHECK(declared == "species:S:1:pos:R:3:velo:R:3:masses:R:1:move_mask:L:1");
 
   // Names and aliases are lower case (the reader lowers what it reads) and name one column each.
   std::unordered_set<std::string> names;
@@ -361,6 +363,42 @@ TEST_CASE("an ASE-style file with extra columns and keys") {
   CHECK(systems[1].masses.empty());
   CHECK(systems[1].energy == 1.25);
   CHECK(std::isnan(systems[1].fmax));
+}
+
+TEST_CASE("fixed atoms: ASE's move_mask column (FixAtoms) is read, and written only when needed") {
+  // As ASE 3.22 writes a FixAtoms constraint (write(..., columns=[..., 'move_mask'])): T moves.
+  const std::string ase =
+      "3\nLattice=\"5.0 0.0 0.0 0.0 5.0 0.0 0.0 0.0 5.0\" "
+      "Properties=species:S:1:pos:R:3:move_mask:L:1 pbc=\"T T T\"\n"
+      "Cu       0.00000000       0.00000000       0.00000000  F\n"
+      "Cu       1.80000000       0.00000000       0.00000000  T\n"
+      "Cu       0.00000000       1.80000000       0.00000000  F\n";
+  const HostSystem s = read_text(ase).at(0);
+  CHECK(s.move_mask == std::vector<bool>{false, true, false});
+  const std::string text = write_text({s});
+  CHECK(text.find("Properties=species:S:1:pos:R:3:move_mask:L:1 ") != std::string::npos);
+  CHECK(text.find(" F\n") != std::string::npos);
+  CHECK(read_text(text).at(0).move_mask == s.move_mask);
+  // Every atom moving: no column (as without a constraint).
+  HostSystem all = s;
+  all.move_mask.assign(3, true);
+  CHECK(write_text({all}).find("move_mask") == std::string::npos);
+  all.move_mask.clear();
+  CHECK(write_text({all}).find("move_mask") == std::string::npos);
+  // Logicals as ASE reads them; anything else names the column.
+  CHECK(read_text("1\nProperties=species:S:1:pos:R:3:move_mask:L:1\nAr 0 0 0 false\n")
+            .at(0)
+            .move_mask == std::vector<bool>{false});
+  CHECK_THROWS_WITH_AS(read_text("1\nProperties=species:S:1:pos:R:3:move_mask:L:1\nAr 0 0 0 1\n"),
+                       doctest::Contains("expected 1 logicals (T or F) for move_mask, got '1'"),
+                       baton::Error);
+  CHECK_THROWS_WITH_AS(read_text("1\nProperties=species:S:1:pos:R:3:move_mask:I:1\nAr 0 0 0 1\n"),
+                       doctest::Contains("'move_mask' must be L:1"), baton::Error);
+  // A mask of the wrong length is the writer's error.
+  HostSystem bad = s;
+  bad.move_mask.pop_back();
+  CHECK_THROWS_WITH_AS(write_text({bad}), doctest::Contains("2 move_mask values for 3 atoms"),
+                       baton::Error);
 }
 
 TEST_CASE("a triclinic cell round-trips bit-exactly, Lattice first as ASE writes it") {

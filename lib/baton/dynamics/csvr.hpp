@@ -66,17 +66,17 @@ struct CsvrUpdate {
   KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     verlet.before_forces(s);
   }
-  /// The second half kick, then the rescaling: with K the kinetic energy, N_f = 3 N - 3 degrees of
-  /// freedom (the centre of mass's momentum is conserved), Kt = N_f kT / 2, R_1 ... R_Nf standard
-  /// normals (R_1 = random_normal(seed', id, step, 0, 0); the sum of the others a chi-squared
-  /// deviate of N_f - 1 degrees of freedom, chi_squared()), alpha^2 = c + (1 - c) (R_1^2 +
-  /// sum_{j>=2} R_j^2) Kt / (N_f K)
+  /// The second half kick, then the rescaling: with K the kinetic energy, N_f degrees of freedom
+  /// (3 N - 3: the centre of mass's momentum is conserved; 3 N_moving with fixed atoms), Kt = N_f
+  /// kT / 2, R_1 ... R_Nf standard normals (R_1 = random_normal(seed', id, step, 0, 0); the sum of
+  /// the others a chi-squared deviate of N_f - 1 degrees of freedom, chi_squared()), alpha^2 = c +
+  /// (1 - c) (R_1^2 + sum_{j>=2} R_j^2) Kt / (N_f K)
   ///                        + 2 R_1 sqrt(c (1 - c) Kt / (N_f K)),
   /// with alpha's sign that of R_1 + sqrt(c N_f K / ((1 - c) Kt)) (Bussi et al., eq. A7).
   template <class System>
   KOKKOS_INLINE_FUNCTION void after_forces(System& s) const {
     verlet.after_forces(s);
-    const int nf = 3 * s.atoms() - 3;
+    const int nf = s.degrees_of_freedom();
     if (nf < 1)
       return;
     s.barrier();                          // every velocity kicked before they are summed

@@ -33,4 +33,23 @@ void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double c
   }
 }
 
+void stop_fixed_atoms(systems::SystemsBatch& batch, int first, int n) {
+  if (n <= 0)
+    return;
+  const auto v = batch.velocities;
+  const auto movable = batch.movable;
+  const auto offset = batch.offset;
+  const auto count = batch.count;
+  Kokkos::parallel_for(
+      "baton::dynamics::stop_fixed_atoms", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int s = first + team.league_rank();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offset(s), offset(s) + count(s)),
+                             [&](int i) {
+                               if (movable(i) == 0)
+                                 for (int d = 0; d < 3; ++d)
+                                   v(i, d) = 0;
+                             });
+      });
+}
+
 }  // namespace baton::dynamics::detail

@@ -21,6 +21,10 @@ namespace detail {
 /// whose cell is too small for the cutoff (cutoff_problem).
 void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double cutoff_squared);
 
+/// Sets the velocities of the fixed atoms (SystemsBatch::movable 0) of slots [first, first + n)
+/// to 0: a stage's enter() does, whatever velocities they arrived with.
+void stop_fixed_atoms(systems::SystemsBatch& batch, int first, int n);
+
 /// Stores one system's results in the batch's per-system Views (by one thread of the team).
 template <class Batch>
 KOKKOS_INLINE_FUNCTION void store(const Batch& b, int s, const SystemForces& r, bool virial) {
@@ -55,6 +59,10 @@ struct StageSystem {
   bool list_full = false;       ///< its neighbour list must grow before it goes on
   /// It had an interacting pair when it entered the stage: it dissociates when none is left.
   bool bound = false;
+  /// Its atoms that move (begin() counts them; the others are fixed: their forces are zeroed and
+  /// fmax leaves them out).
+  int moving = 0;
+  KOKKOS_INLINE_FUNCTION bool has_fixed() const { return moving < end - begin; }
 };
 
 /// What the integrators' kernels read and write of the batch, and the steps every integrator
@@ -64,6 +72,7 @@ struct StageViews {
   SpeciesView species;
   AtomScratch atom_scratch;
   systems::SystemsBatch::view<double*> mass;
+  MovableView movable;
   systems::SystemsBatch::view<int*> offset, count, status, failed, pbc;
   systems::SystemsBatch::view<double* [9]> cell;
   systems::SystemsBatch::view<std::int64_t*> id, steps;
@@ -79,6 +88,7 @@ struct StageViews {
         species(b.species),
         atom_scratch(b.atom_scratch),
         mass(b.masses),
+        movable(b.movable),
         offset(b.offset),
         count(b.count),
         status(b.status),
@@ -102,9 +112,12 @@ struct StageViews {
       return true;
     SystemForces r;
     const systems::CellImage c = systems::make_cell_image(&cell(s, 0), pbc(s));
-    if (!system_forces<on_host, true>(team, pot, lists, s, id(s), x, species, f, atom_scratch,
-                                      offset(s), offset(s) + count(s), c, r))
+    const int b = offset(s), e = offset(s) + count(s);
+    if (!system_forces<on_host, true>(team, pot, lists, s, id(s), x, species, f, atom_scratch, b, e,
+                                      c, r))
       return false;
+    if (team_moving(team, movable, b, e) < e - b)
+      hold_fixed(team, movable, f, b, e, r);
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       store(out, s, r, true);
       forces_stale(s) = 0;
@@ -120,6 +133,7 @@ struct StageViews {
   template <class K>
   KOKKOS_INLINE_FUNCTION StageSystem begin(const TeamMember& team, const K& pot, int s) const {
     StageSystem sys = load(s);
+    count_moving(team, sys);
     sys.failure = failed(s) != 0 ? 0 : broken(team, x, v, f, sys.begin, sys.end, sys.r);
     sys.broke = sys.done = failed(s) != 0 || sys.failure != 0;
     const int column = systems::bound_column;  // a copy: device code indexes with it
@@ -150,6 +164,12 @@ struct StageViews {
     return sys;
   }
 
+  /// Counts the system's atoms that move into sys.moving (begin() does; a kernel that load()s a
+  /// system and computes its forces or degrees of freedom calls it too). Every thread of the team.
+  KOKKOS_INLINE_FUNCTION void count_moving(const TeamMember& team, StageSystem& sys) const {
+    sys.moving = team_moving(team, movable, sys.begin, sys.end);
+  }
+
   /// True when the system took this call's `max_steps` steps.
   KOKKOS_INLINE_FUNCTION bool call_over(const StageSystem& sys, int max_steps) const {
     return sys.taken - sys.call_first >= max_steps;
@@ -161,6 +181,8 @@ struct StageViews {
     if (!system_forces<on_host, Virial>(team, pot, lists, sys.slot, id(sys.slot), x, species, f,
                                         atom_scratch, sys.begin, sys.end, sys.cell, sys.r))
       sys.list_full = true;
+    else if (sys.has_fixed())
+      hold_fixed(team, movable, f, sys.begin, sys.end, sys.r);
   }
 
   /// Counts a step; a system whose numbers broke, or that dissociated (it was bound on entry and
@@ -221,6 +243,7 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
   const auto pbc = batch.pbc;
   const auto id = batch.id;
   const auto stale = batch.forces_stale;
+  const auto movable = batch.movable;
   const ForceOutputs out(batch);
   // The half-pair loop writes to both atoms of a pair: one thread per team.
   const TeamPolicy teams = HalfPairs ? TeamPolicy(n, 1) : system_teams(n);
@@ -231,9 +254,11 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
           return;
         SystemForces r;
         const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
-        const bool fits =
-            system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f, scratch,
-                                           offset(s), offset(s) + count(s), cell, r);
+        const int b = offset(s), e = offset(s) + count(s);
+        const bool fits = system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f,
+                                                         scratch, b, e, cell, r);
+        if (fits && team_moving(team, movable, b, e) < e - b)
+          hold_fixed(team, movable, f, b, e, r);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           store(out, s, r, true);
           stale(s) = fits ? 0 : 1;

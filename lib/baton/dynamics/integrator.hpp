@@ -107,6 +107,18 @@ class IntegratorSystem {
   KOKKOS_INLINE_FUNCTION double& f(int i, int d) const { return sv_.f(i, d); }
   KOKKOS_INLINE_FUNCTION double mass(int i) const { return sv_.mass(i); }
   KOKKOS_INLINE_FUNCTION int species(int i) const { return sv_.species(i); }
+  /// Whether atom row i moves (false: it is fixed, HostSystem::move_mask). A fixed atom's force is
+  /// 0 after every force call and its velocity 0 from enter() on, so the Verlet, FIRE and
+  /// rescaling updates leave it where it is; an update that adds to velocities otherwise (noise)
+  /// must skip it.
+  KOKKOS_INLINE_FUNCTION bool movable(int i) const { return sv_.movable(i) != 0; }
+  /// The system's atoms that move.
+  KOKKOS_INLINE_FUNCTION int moving() const { return sys_.moving; }
+  /// Kinetic degrees of freedom: 3 N - 3 (the centre of mass's momentum is conserved), or 3 times
+  /// the atoms that move when some are fixed (their forces on the others break that conservation).
+  KOKKOS_INLINE_FUNCTION int degrees_of_freedom() const {
+    return sys_.has_fixed() ? 3 * sys_.moving : 3 * atoms() - 3;
+  }
 
   /// fn(i) for every atom row i of the system, shared among the team's threads (no barrier after).
   template <class F>
@@ -305,6 +317,7 @@ void IntegratorStage<Potential, Update>::enter(systems::SystemsBatch& batch, int
   detail::check_slots("IntegratorStage::enter", batch, first, n);
   if constexpr (detail::has_enter<Update>::value)
     update_.enter(batch, first, n);
+  detail::stop_fixed_atoms(batch, first, n);
   enter_forces(potential_, batch, first, n, lists_, skin_);
 }
 

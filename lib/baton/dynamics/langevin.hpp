@@ -57,7 +57,7 @@ struct LangevinUpdate {
     const std::uint64_t key = random_key(seed, s.id(), s.steps());  // the noise's system and step
     s.for_each_atom([&](int i) {
       const double h = 0.5 * dt * ftm2v / s.mass(i);
-      const double sd = c2 * detail::math_sqrt(kt / s.mass(i));
+      const double sd = s.movable(i) ? c2 * detail::math_sqrt(kt / s.mass(i)) : 0.0;  // fixed: 0
       const Normal3 xi = random_normal3(key, i - b);
       const double noise[3] = {xi.x, xi.y, xi.z};
       for (int d = 0; d < 3; ++d) {

@@ -263,6 +263,7 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
   const auto energy = batch.energy;
   const auto fmax = batch.fmax;
   const auto virial = batch.virial;
+  const auto movable = batch.movable;
   Kokkos::parallel_for(
       "baton::dynamics::model_scatter", system_teams(n), KOKKOS_LAMBDA(const TeamMember& team) {
         const int s = team.league_rank();
@@ -273,8 +274,9 @@ int ModelWorkspace::evaluate(BatchModel& model, systems::SystemsBatch& batch,
         const std::int64_t a0 = g.a0;
         const double f2 = team_max(team, begin, end, [&](int i) {
           double sum = 0;
+          const bool moves = movable(i) != 0;  // a fixed atom's force is 0, left out of fmax
           for (int d = 0; d < 3; ++d) {
-            const double fd = out.forces(a0 + (i - begin), d);
+            const double fd = moves ? out.forces(a0 + (i - begin), d) : 0.0;
             f(i, d) = fd;
             sum += fd * fd;
           }

@@ -287,6 +287,7 @@ void IntegratorStage<Model, Update>::enter(systems::SystemsBatch& batch, int fir
     update_.enter(batch, first, n);
   if (n == 0)
     return;
+  detail::stop_fixed_atoms(batch, first, n);
   const double rc2 = potential_.kernel().rc2;
   detail::check_cutoff(batch, first, n, rc2);
   const auto scratch = batch.scratch;
@@ -359,6 +360,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
           if (selected(s) == 0)
             return;
           detail::StageSystem sys = after.load(s);
+          after.count_moving(team, sys);
           for (int c = 0; c < 6; ++c)
             sys.r.virial[c] = after.out.virial(s, c);
           System system(team, pot, after, sys);

@@ -30,8 +30,9 @@ void validate(const NoseHooverOptions& p);
 
 /// A chain of two Nose-Hoover thermostats (positions eta_1, eta_2 and velocities v_1, v_2: the
 /// system's state[0..3]) around a velocity-Verlet step: half a chain step, the Verlet step, half a
-/// chain step. With N_f = 3 N - 3, kT, masses Q_1 = N_f kT tau^2 and Q_2 = kT tau^2 (LAMMPS'
-/// choice), the conserved quantity is E_pot + E_kin + thermostat_energy(state).
+/// chain step. With N_f degrees of freedom (3 N - 3; 3 N_moving with fixed atoms), kT, masses
+/// Q_1 = N_f kT tau^2 and Q_2 = kT tau^2 (LAMMPS' choice), the conserved quantity is E_pot + E_kin
+/// + thermostat_energy(state, N_f).
 struct NoseHooverUpdate {
   VerletUpdate verlet;  ///< the Verlet step (and the velocities drawn on entry)
   double kt;            ///< k_B T / mvv2e (velocity^2 x mass)
@@ -47,10 +48,11 @@ struct NoseHooverUpdate {
     verlet.enter(batch, first, n);
   }
 
-  /// The thermostats' energy for `state` of a system of `atoms` atoms: Q_1 v_1^2 / 2 + Q_2 v_2^2 /
-  /// 2 + N_f kT eta_1 + kT eta_2, in energy units.
-  KOKKOS_INLINE_FUNCTION double thermostat_energy(const double* state, int atoms) const {
-    const double nf = 3.0 * atoms - 3, q1 = nf * kt * tau2, q2 = kt * tau2;
+  /// The thermostats' energy for `state` of a system of `dof` kinetic degrees of freedom (3 N - 3;
+  /// 3 N_moving with fixed atoms): Q_1 v_1^2 / 2 + Q_2 v_2^2 / 2 + N_f kT eta_1 + kT eta_2, in
+  /// energy units.
+  KOKKOS_INLINE_FUNCTION double thermostat_energy(const double* state, int dof) const {
+    const double nf = dof, q1 = nf * kt * tau2, q2 = kt * tau2;
     return mvv2e * (0.5 * q1 * state[2] * state[2] + 0.5 * q2 * state[3] * state[3] +
                     nf * kt * state[0] + kt * state[1]);
   }
@@ -72,7 +74,7 @@ struct NoseHooverUpdate {
   /// then the velocities scaled.
   template <class System>
   KOKKOS_INLINE_FUNCTION void chain_half(System& s) const {
-    const int nf = 3 * s.atoms() - 3;
+    const int nf = s.degrees_of_freedom();
     if (nf < 1)
       return;
     s.barrier();                    // every velocity written before they are summed

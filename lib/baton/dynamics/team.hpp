@@ -7,6 +7,7 @@
 
 #include "baton/core/config.hpp"
 
+#include "baton/dynamics/random.hpp"
 #include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics::detail {
@@ -17,6 +18,7 @@ using TeamMember = TeamPolicy::member_type;
 using Positions = systems::SystemsBatch::view<double* [3]>;
 using SpeciesView = systems::SystemsBatch::view<int*>;
 using AtomScratch = systems::SystemsBatch::view<double* [2]>;
+using MovableView = systems::SystemsBatch::view<int*>;  ///< 1: the atom moves; 0: fixed
 
 /// True for host execution spaces (Serial, OpenMP, Threads).
 inline constexpr bool host_space =
@@ -62,6 +64,33 @@ KOKKOS_INLINE_FUNCTION double team_max(const TeamMember& team, int begin, int en
       },
       Kokkos::Max<double>(result));
   return result > 0 ? result : 0;
+}
+
+/// The atoms of [begin, end) that move (HostSystem::move_mask; the others are fixed); every thread
+/// of the team gets it.
+KOKKOS_INLINE_FUNCTION int team_moving(const TeamMember& team, const MovableView& movable,
+                                       int begin, int end) {
+  return static_cast<int>(
+      team_sum(team, begin, end, [&](int i) { return movable(i) != 0 ? 1.0 : 0.0; }));
+}
+
+/// After a force call on atoms [begin, end) of which some are fixed: their forces zeroed, and
+/// fmax the largest force norm of the atoms that move (every thread of the team; barriers before
+/// and after, as the forces are written and read by other threads).
+template <class Forces>
+KOKKOS_INLINE_FUNCTION void hold_fixed(const TeamMember& team, const MovableView& movable,
+                                       const Positions& f, int begin, int end, Forces& r) {
+  team.team_barrier();
+  const double f2 = team_max(team, begin, end, [&](int i) {
+    if (movable(i) == 0) {
+      for (int d = 0; d < 3; ++d)
+        f(i, d) = 0;
+      return 0.0;
+    }
+    return f(i, 0) * f(i, 0) + f(i, 1) * f(i, 1) + f(i, 2) * f(i, 2);
+  });
+  team.team_barrier();
+  r.fmax = math_sqrt(f2);
 }
 
 }  // namespace baton::dynamics::detail

@@ -25,9 +25,11 @@ void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temp
 }
 
 namespace detail {
-void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt, std::uint64_t seed) {
+void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt,
+                     std::uint64_t seed) {
   const auto v = batch.velocities;
   const auto mass = batch.masses;
+  const auto movable = batch.movable;
   const auto offset = batch.offset;
   const auto count = batch.count;
   const auto id = batch.id;
@@ -38,11 +40,14 @@ void draw_velocities(systems::SystemsBatch& batch, int first, int n, double kt, 
         const int b = offset(s), e = offset(s) + count(s);
         const std::int64_t sid = id(s);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b, e), [&](int i) {
-          const double scale = detail::math_sqrt(kt / mass(i));
+          const double scale = movable(i) != 0 ? detail::math_sqrt(kt / mass(i)) : 0.0;
           for (int d = 0; d < 3; ++d)
             v(i, d) = scale * random_normal(seed, sid, initial_velocity_step, i - b, d);
         });
         team.team_barrier();
+        // With fixed atoms the momentum is not conserved: the draw is kept as it is.
+        if (detail::team_moving(team, movable, b, e) < e - b)
+          return;
         const double m = detail::team_sum(team, b, e, [&](int i) { return mass(i); });
         double p[3];
         for (int d = 0; d < 3; ++d)

@@ -39,7 +39,9 @@ inline constexpr std::int64_t initial_velocity_step = -1;
 
 /// Draws Maxwell-Boltzmann velocities at `temperature` for slots [first, first + n): component c
 /// of atom a (index in its system) of system `id` is sqrt(T / m) times random_normal(seed, id,
-/// initial_velocity_step, a, c); then the centre-of-mass velocity is removed.
+/// initial_velocity_step, a, c); then the centre-of-mass velocity is removed. A fixed atom
+/// (HostSystem::move_mask) gets 0, and a system with fixed atoms keeps its draw as it is (its
+/// momentum is not conserved: the fixed atoms hold it).
 void draw_velocities(systems::SystemsBatch& batch, int first, int n, double temperature,
                      std::uint64_t seed, const Units& units = Units::lj());
 

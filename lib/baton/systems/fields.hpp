@@ -259,6 +259,33 @@ struct masses : Field<double, Per::atom, 1, Wire::reals> {
   };
 };
 
+/// Whether an atom moves (1) or is fixed (0): ASE's FixAtoms, read and written as its logical
+/// `move_mask` column (T: moves).
+struct movable : Field<int, Per::atom, 1, Wire::ints> {
+  static constexpr const char* name = "movable";
+  template <class B>
+  static auto& view(B& b) {
+    return b.movable;
+  }
+  /// 1 where the system has no move_mask.
+  static std::int64_t encode(const HostSystem& s, std::size_t i, int, Species&) {
+    return s.move_mask.size() == s.size() ? (s.move_mask[i] ? 1 : 0) : 1;
+  }
+  static void decode(HostSystem& s, std::int64_t v, const Species&) {
+    s.move_mask.push_back(v != 0);
+  }
+  /// Written only when some atom is fixed (no move_mask means every atom moves).
+  struct xyz : XyzColumn {
+    static constexpr const char* column = "move_mask";
+    static constexpr auto host = &HostSystem::move_mask;
+    static constexpr const char* what = "move_mask";
+    static constexpr const char* values = "move_mask values";
+    static bool written(const std::vector<bool>& m) {
+      return std::any_of(m.begin(), m.end(), [](bool moves) { return !moves; });
+    }
+  };
+};
+
 /// Zero on arrival; moved with the system; never sent.
 struct forces : Field<double, Per::atom, 3, Wire::none> {
   static constexpr const char* name = "forces";
@@ -462,8 +489,8 @@ struct forces_stale : Field<int, Per::system, 1, Wire::none> {
 
 /// Every field of a batch. Among the fields of one Wire, this order is the wire format's.
 using batch_fields =
-    FieldList<id, count, energy, fmax, stage_steps, species, positions, velocities, masses, pbc,
-              failed, cell, virial, forces, system_of_atom, atom_scratch, list_origin, offset,
+    FieldList<id, count, energy, fmax, stage_steps, species, positions, velocities, masses, movable,
+              pbc, failed, cell, virial, forces, system_of_atom, atom_scratch, list_origin, offset,
               steps, status, scratch, list_built, forces_stale>;
 
 namespace detail {
@@ -510,16 +537,20 @@ template <class F>
 using xyz_value_t = typename std::remove_reference_t<decltype(std::declval<HostSystem&>().*
                                                               F::xyz::host)>::value_type;
 
-/// The extended-XYZ type letter of field F's column: S (strings), R (reals) or I (integers).
+/// The extended-XYZ type letter of field F's column: S (strings), L (logicals), R (reals) or I
+/// (integers).
 template <class F>
 constexpr char xyz_type() {
   using T = xyz_value_t<F>;
   if constexpr (std::is_same_v<T, std::string>)
     return 'S';
+  else if constexpr (std::is_same_v<T, bool>)
+    return 'L';
   else if constexpr (std::is_floating_point_v<T>)
     return 'R';
   else {
-    static_assert(std::is_integral_v<T>, "an XYZ column holds strings, reals or integers");
+    static_assert(std::is_integral_v<T>,
+                  "an XYZ column holds strings, logicals, reals or integers");
     return 'I';
   }
 }

@@ -24,6 +24,9 @@ struct HostSystem {
   std::vector<double> positions;     ///< 3 * size()
   std::vector<double> velocities;    ///< 3 * size(), or empty (zero)
   std::vector<double> masses;        ///< size(), or empty (all 1)
+  /// size(), or empty (every atom moves): false for a fixed atom, which no stage moves (its forces
+  /// are zeroed, its velocity is 0, fmax leaves it out). ASE's FixAtoms, its `move_mask` column.
+  std::vector<bool> move_mask;
   double energy = std::numeric_limits<double>::quiet_NaN();  ///< potential energy, if known
   double fmax = std::numeric_limits<double>::quiet_NaN();    ///< largest atom force norm, if known
   /// Pair virial sum r_ij (x) F_ij: xx, yy, zz, xy, xz, yz (energy units), if known (NaN: not).

@@ -17,10 +17,12 @@ std::string host_system_problem(const HostSystem& s) {
   if (const std::string cell = cell_problem(s); !cell.empty())
     return cell;
   if (s.positions.size() != 3 * n || (!s.velocities.empty() && s.velocities.size() != 3 * n) ||
-      (!s.masses.empty() && s.masses.size() != n))
+      (!s.masses.empty() && s.masses.size() != n) ||
+      (!s.move_mask.empty() && s.move_mask.size() != n))
     return "has " + std::to_string(n) + " atoms but " + std::to_string(s.positions.size()) +
-           " position, " + std::to_string(s.velocities.size()) + " velocity and " +
-           std::to_string(s.masses.size()) + " mass values";
+           " position, " + std::to_string(s.velocities.size()) + " velocity, " +
+           std::to_string(s.masses.size()) + " mass and " + std::to_string(s.move_mask.size()) +
+           " move_mask values";
   return "";
 }
 

@@ -123,6 +123,7 @@ class SystemsBatch {
   view<double* [3]> velocities;
   view<double* [3]> forces;
   view<double*> masses;
+  view<int*> movable;         ///< 1: the atom moves; 0: it is fixed (HostSystem::move_mask false)
   view<int*> species;         ///< index into the caller's species-name table
   view<int*> system_of_atom;  ///< slot of the atom's system
   /// Two values per atom a many-body potential may use within one force evaluation (EAM: the

@@ -269,11 +269,14 @@ void append_integer(std::string& out, std::int64_t v) {
   out.append(buffer, result.ptr);
 }
 
-// One value of an atom-line column: a word (S), a number (R) or an integer (I).
+// One value of an atom-line column: a word (S), a logical (L: T or F), a number (R) or an
+// integer (I).
 template <class T>
 void append_value(std::string& out, const T& v) {
   if constexpr (std::is_same_v<T, std::string>)
     out += v;
+  else if constexpr (std::is_same_v<T, bool>)
+    out += v ? 'T' : 'F';
   else if constexpr (std::is_floating_point_v<T>)
     append_number(out, v);
   else
@@ -466,14 +469,18 @@ void read_atom(const LineReader& reader, const Columns& c, HostSystem& system) {
         into.emplace_back(words[k]);
       } else {
         std::optional<T> v;
-        if constexpr (std::is_floating_point_v<T>)
+        if constexpr (std::is_same_v<T, bool>)
+          v = parse_logical(words[k]);
+        else if constexpr (std::is_floating_point_v<T>)
           v = parse_double(words[k]);
         else
           v = parse_integer<T>(words[k]);
         if (!v)
           reader.fail("expected " + std::to_string(width_of<F>) +
-                      (std::is_floating_point_v<T> ? " numbers" : " integers") + " for " +
-                      F::xyz::what + ", got " + excerpt(words[k]) + " in column " +
+                      (std::is_same_v<T, bool>       ? " logicals (T or F)"
+                       : std::is_floating_point_v<T> ? " numbers"
+                                                     : " integers") +
+                      " for " + F::xyz::what + ", got " + excerpt(words[k]) + " in column " +
                       std::to_string(k + 1));
         into.push_back(*v);
       }

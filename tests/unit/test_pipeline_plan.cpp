@@ -96,13 +96,14 @@ TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
   const std::int64_t h[6] = {packed_magic, packed_version, 2, 5, 3, packed_end_of_stream};
   const std::size_t ni = packed_int_count(2, 5, 3);
   const std::size_t nr = packed_real_count(2, 5);
-  CHECK(ni == 6 + 2 * 5 + 5 + 2 + 2);  // header, id, count, 3 stage counters, species, pbc, failed
-  CHECK(nr == 4 + 35 + 18 + 12);       // energy and fmax, 7 per atom, a 3x3 cell and a virial each
+  // header, id, count, 3 stage counters per system, species and movable per atom, pbc, failed
+  CHECK(ni == 6 + 2 * 5 + 5 + 5 + 2 + 2);
+  CHECK(nr == 4 + 35 + 18 + 12);  // energy and fmax, 7 per atom, a 3x3 cell and a virial each
   const PackedHeader w = decode_packed_header(h, ni, nr);
   CHECK(w.systems == 2);
   CHECK(w.end_of_stream());
   CHECK_FALSE(w.abort());
-  CHECK_THROWS_WITH_AS(decode_packed_header(h, ni - 1, nr), doctest::Contains("the message has 24"),
+  CHECK_THROWS_WITH_AS(decode_packed_header(h, ni - 1, nr), doctest::Contains("the message has 29"),
                        baton::Error);
   CHECK_THROWS_WITH_AS(decode_packed_header(h, 3, 0), doctest::Contains("fewer than the 6-value"),
                        baton::Error);

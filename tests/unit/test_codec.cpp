@@ -1,7 +1,8 @@
 // The systems codec (systems/codec.hpp) directly: HostSystems -> encode_host_systems ->
 // decode_host_systems, and through a SystemsBatch (append, pack, unpack, remove, copy back), give
-// the systems back exactly; the bytes it writes are those of format version 2 (expectations
-// generated with the codec as it was before its fields came from one table, systems/fields.hpp);
+// the systems back exactly; the bytes it writes are those of format version 3 (expectations
+// generated with the codec as it was before its fields came from one table, systems/fields.hpp,
+// with version 3's movable flags added);
 // malformed messages throw baton::Error naming baton::systems.
 #include <doctest/doctest.h>
 

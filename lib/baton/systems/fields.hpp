@@ -29,7 +29,7 @@
 ///                 value rule and when it is written; a field that travels without a column says
 ///                 `using xyz = NoXyzColumn;` (below, "Extended XYZ")
 /// A field's wire position follows its place in batch_fields among the fields of its Wire: the
-/// order below is format version 2's (codec.hpp). The extended-XYZ reader and writer (xyz.cpp)
+/// order below is format version 3's (codec.hpp). The extended-XYZ reader and writer (xyz.cpp)
 /// iterate `xyz_fields`, the fields of batch_fields with a column, in that order too: it is the
 /// order of the columns Baton writes.
 

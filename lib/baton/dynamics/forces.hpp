@@ -62,6 +62,9 @@ struct StageSystem {
   /// Its atoms that move (begin() counts them; the others are fixed: their forces are zeroed and
   /// fmax leaves them out).
   int moving = 0;
+  /// Every force call of the stage computes the virial (r.virial current after each step, and
+  /// stored at the end of every call), for an Update that reads it (a variable cell).
+  bool virial_each_step = false;
   KOKKOS_INLINE_FUNCTION bool has_fixed() const { return moving < end - begin; }
 };
 
@@ -147,8 +150,10 @@ struct StageViews {
     return sys;
   }
 
-  /// Slot s as stored: its atoms, cell, energy and fmax, steps, where the call began, and whether
-  /// it is bound (as begin() found out; false when not known yet). Not broken, not done.
+  /// Slot s as stored: its atoms, cell, energy, fmax and virial (current after enter() and for a
+  /// stage whose force calls all compute it, StageSystem::virial_each_step; otherwise as the last
+  /// call that finished a system left it), steps, where the call began, and whether it is bound
+  /// (as begin() found out; false when not known yet). Not broken, not done.
   KOKKOS_INLINE_FUNCTION StageSystem load(int s) const {
     StageSystem sys;
     sys.slot = s;
@@ -157,6 +162,8 @@ struct StageViews {
     sys.cell = systems::make_cell_image(&cell(s, 0), pbc(s));
     sys.r.energy = out.energy(s);
     sys.r.fmax = out.fmax(s);
+    for (int c = 0; c < 6; ++c)
+      sys.r.virial[c] = out.virial(s, c);
     sys.taken = steps(s);
     sys.call_first = lists.call_first(s);
     const int column = systems::bound_column;
@@ -193,7 +200,8 @@ struct StageViews {
   KOKKOS_INLINE_FUNCTION bool stepped(const TeamMember& team, const K& pot,
                                       StageSystem& sys) const {
     ++sys.taken;
-    sys.failure = broken(team, x, v, f, sys.begin, sys.end, sys.r);
+    if (sys.failure == 0)  // else the step itself failed it (IntegratorSystem::fail)
+      sys.failure = broken(team, x, v, f, sys.begin, sys.end, sys.r);
     if (sys.failure == 0 && sys.bound && sys.r.fmax == 0 &&
         !system_interacts<on_host>(team, pot, lists, sys.slot, id(sys.slot), x, species, sys.begin,
                                    sys.end, sys.cell))
@@ -213,11 +221,12 @@ struct StageViews {
     store_system(team, sys);
   }
 
-  /// Stores energy, fmax, the virial when the system is done, steps, the failed flag, whether it
-  /// is bound and the status (finish() without the final forces; one thread of the team).
+  /// Stores energy, fmax, the virial when the system is done (or virial_each_step), steps, the
+  /// failed flag, whether it is bound and the status (finish() without the final forces; one
+  /// thread of the team).
   KOKKOS_INLINE_FUNCTION void store_system(const TeamMember& team, const StageSystem& sys) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      store(out, sys.slot, sys.r, sys.done);
+      store(out, sys.slot, sys.r, sys.done || sys.virial_each_step);
       steps(sys.slot) = sys.taken;
       const int column = systems::bound_column;
       scratch(sys.slot, column) = sys.bound ? 2 : 1;

@@ -29,6 +29,7 @@
 ///                                                         // before their forces are computed
 ///     template <class System> KOKKOS_FUNCTION void begin(System& s) const;  // once per call
 ///     template <class System> KOKKOS_FUNCTION bool done(const System& s) const;  // finished?
+///     KOKKOS_FUNCTION bool virial_each_step() const;  // every force call computes s.virial()
 ///
 /// where System is IntegratorSystem<kernel_t<Potential>>. Per call and system, the skeleton runs
 ///
@@ -99,6 +100,47 @@ class IntegratorSystem {
   KOKKOS_INLINE_FUNCTION double fmax() const { return sys_.r.fmax; }
   /// Its cell (cell.hpp; no periodic axis for a cluster).
   KOKKOS_INLINE_FUNCTION const systems::CellImage& cell() const { return sys_.cell; }
+  /// Its cell's volume, |det h| (0 for a cluster's empty cell).
+  KOKKOS_INLINE_FUNCTION double volume() const {
+    const double* h = sys_.cell.h;
+    const double det = h[0] * (h[4] * h[8] - h[5] * h[7]) - h[1] * (h[3] * h[8] - h[5] * h[6]) +
+                       h[2] * (h[3] * h[7] - h[4] * h[6]);
+    return det < 0 ? -det : det;
+  }
+  /// Virial component c (xx, yy, zz, xy, xz, yz: sum over pairs of r (x) f, energy) of the last
+  /// force call, for an Update whose virial_each_step() is true; otherwise that of the forces
+  /// the system entered the stage with.
+  KOKKOS_INLINE_FUNCTION double virial(int c) const { return sys_.r.virial[c]; }
+  /// Makes `h` (rows a, b, c) the system's cell, for the next force call (the Update moves the
+  /// atoms). Returns false, leaving the cell as it is, when `h` is degenerate or not finite, or
+  /// narrower than twice the potential's cutoff along a periodic axis (forces there would be
+  /// wrong): fail() the system then. Every thread of the team, with the same `h`.
+  KOKKOS_INLINE_FUNCTION bool set_cell(const double* h) {
+    int bits = 0;
+    for (int k = 0; k < 3; ++k)
+      bits |= sys_.cell.periodic[k] ? 1 << k : 0;
+    const systems::CellImage next = systems::make_cell_image(h, bits);
+    const double rc2 = pot_.cutoff_squared();
+    for (int k = 0; k < 3; ++k) {
+      if (!sys_.cell.periodic[k])
+        continue;
+      // The width across axis k is 1 / |column k of h^-1|.
+      const double g2 = next.inv[k] * next.inv[k] + next.inv[3 + k] * next.inv[3 + k] +
+                        next.inv[6 + k] * next.inv[6 + k];
+      if (!(g2 > 0) || !(4 * rc2 * g2 <= 1))  // also false for NaN
+        return false;
+    }
+    team_.team_barrier();  // every thread read the old cell
+    sys_.cell = next;
+    Kokkos::single(Kokkos::PerTeam(team_), [&]() {
+      for (int k = 0; k < 9; ++k)
+        sv_.cell(sys_.slot, k) = h[k];
+    });
+    return true;
+  }
+  /// Fails the system with `why` at the end of this step (it takes no more): for what the
+  /// skeleton's checks cannot see (set_cell()). Every thread of the team.
+  KOKKOS_INLINE_FUNCTION void fail(systems::Failure why) { sys_.failure = static_cast<int>(why); }
 
   /// Position, velocity and force component d of atom row i (in [begin(), end())); its mass and
   /// species index.
@@ -147,7 +189,10 @@ class IntegratorSystem {
   /// calls it, as the skeleton's own force calls, over the system's neighbour list or all pairs.
   KOKKOS_INLINE_FUNCTION void forces() {
     team_.team_barrier();
-    sv_.forces<false>(team_, pot_, sys_);
+    if (sys_.virial_each_step)
+      sv_.forces<true>(team_, pot_, sys_);
+    else
+      sv_.forces<false>(team_, pot_, sys_);
   }
 
   /// Stores `state` into the system's scratch columns (the skeleton, at the end of a call).
@@ -197,6 +242,22 @@ struct has_step : std::false_type {};
 template <class U, class S>
 struct has_step<U, S, std::void_t<decltype(std::declval<const U&>().step(std::declval<S&>()))>>
     : std::true_type {};
+
+template <class U, class = void>
+struct has_virial_each_step : std::false_type {};
+template <class U>
+struct has_virial_each_step<U, std::void_t<decltype(std::declval<const U&>().virial_each_step())>>
+    : std::true_type {};
+
+/// The Update's virial_each_step() (whether its steps read the virial of every force call), where
+/// it has one; false otherwise.
+template <class U>
+KOKKOS_INLINE_FUNCTION bool update_virial_each_step(const U& update) {
+  if constexpr (has_virial_each_step<U>::value)
+    return update.virial_each_step();
+  else
+    return (void)update, false;
+}
 
 /// Whether the Update splits its step around the force call (before_forces, after_forces).
 template <class U, class S, class = void>
@@ -341,6 +402,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
           if (sv.status(s) != active || !sv.ready(team, pot, s))
             return;
           detail::StageSystem sys = sv.begin(team, pot, s);
+          sys.virial_each_step = detail::update_virial_each_step(update);
           System system(team, pot, sv, sys);
           detail::update_begin(update, system);
           while (!sys.done) {

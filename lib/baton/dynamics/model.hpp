@@ -331,8 +331,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
             return;
           }
           detail::StageSystem sys = before.begin(team, pot, s);
-          for (int c = 0; c < 6; ++c)
-            sys.r.virial[c] = before.out.virial(s, c);
+          sys.virial_each_step = true;  // the model's virial comes with every evaluation
           System system(team, pot, before, sys);
           if (first_step)
             detail::update_begin(update, system);
@@ -343,8 +342,14 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
             else
               go = !before.call_over(sys, max_steps);
           }
-          if (go)
+          if (go) {
             update.before_forces(system);
+            if (sys.failure != 0) {  // the move failed it (IntegratorSystem::fail): no forces
+              ++sys.taken;
+              sys.broke = sys.done = true;
+              go = false;
+            }
+          }
           team.team_barrier();  // every thread loaded the state before one stores it
           system.store_state();
           before.store_system(team, sys);
@@ -361,8 +366,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
             return;
           detail::StageSystem sys = after.load(s);
           after.count_moving(team, sys);
-          for (int c = 0; c < 6; ++c)
-            sys.r.virial[c] = after.out.virial(s, c);
+          sys.virial_each_step = true;
           System system(team, pot, after, sys);
           update.after_forces(system);
           team.team_barrier();

@@ -33,6 +33,9 @@ KOKKOS_INLINE_FUNCTION double math_sin(double x) {
 KOKKOS_INLINE_FUNCTION double math_exp(double x) {
   return kmath::exp(x);
 }
+KOKKOS_INLINE_FUNCTION double math_cbrt(double x) {
+  return kmath::cbrt(x);
+}
 
 /// splitmix64's finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mix.
 KOKKOS_INLINE_FUNCTION std::uint64_t mix64(std::uint64_t x) {

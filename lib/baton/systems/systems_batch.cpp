@@ -81,6 +81,8 @@ const char* failure_text(int code) {
       return "dissociated: no two atoms within the cutoff";
     case Failure::edges:
       return "more edges than a model call may have";
+    case Failure::cell:
+      return "cell too small for the cutoff, or degenerate";
   }
   return "failed";
 }

@@ -32,10 +32,11 @@ enum class Failure : int {
   positions = 4,    ///< some position or velocity is not finite
   input = 5,        ///< it arrived failed (an earlier run or stage)
   dissociated = 6,  ///< no two atoms interact any more, where some did when it entered the stage
-  edges = 7         ///< more edges on its own than a model call may have (dynamics::Model)
+  edges = 7,        ///< more edges on its own than a model call may have (dynamics::Model)
+  cell = 8          ///< its cell, relaxing, became too small for the cutoff, or degenerate
 };
 /// The largest Failure code.
-inline constexpr int last_failure = static_cast<int>(Failure::edges);
+inline constexpr int last_failure = static_cast<int>(Failure::cell);
 
 /// A coordinate larger than this (in the run's length unit) means the system exploded: no atom of
 /// a system that dynamics can handle gets anywhere near it.
@@ -85,13 +86,13 @@ struct HostSlot {
   std::int64_t steps = 0;        ///< steps taken in the current stage (0 when appended)
 };
 
-/// Number of per-system scratch values a stage may use (see SystemsBatch::scratch): columns [0, 4)
+/// Number of per-system scratch values a stage may use (see SystemsBatch::scratch): columns [0, 15)
 /// are the stage's own; column `bound_column` belongs to the built-in stages' shared steps.
-inline constexpr int batch_scratch_size = 5;
+inline constexpr int batch_scratch_size = 16;
 /// The scratch column where the built-in stages (StageViews, forces.hpp) keep whether the system
 /// had an interacting pair when it entered the stage (0: not known yet, 1: no, 2: yes), for the
 /// dissociation check (Failure::dissociated). enter_forces() zeroes it.
-inline constexpr int bound_column = 4;
+inline constexpr int bound_column = 15;
 
 /// Fixed-capacity batch of systems in the default execution space's memory.
 class SystemsBatch {

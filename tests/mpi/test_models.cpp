@@ -151,7 +151,15 @@ void check_trajectories(const std::shared_ptr<bd::BatchModel>& model, double tol
       out.insert(out.end(), s.positions.begin(), s.positions.end());
     return out;
   };
-  const auto compare = [&](bd::Stage& a, bd::Stage& b, const char* what) {
+  const auto cells = [](const Batch& b) {
+    std::vector<double> out;
+    for (const auto& s : b.systems())
+      out.insert(out.end(), s.cell.begin(), s.cell.end());
+    return out;
+  };
+  // With a variable cell, fixed atoms move with the cell's strain (their fractional coordinates
+  // stay): `strained` skips the check that they stay where they were.
+  const auto compare = [&](bd::Stage& a, bd::Stage& b, const char* what, bool strained = false) {
     Batch ra(systems), rb(systems);
     a.enter(ra.batch, 0, ra.batch.num_systems());
     b.enter(rb.batch, 0, rb.batch.num_systems());
@@ -161,6 +169,9 @@ void check_trajectories(const std::shared_ptr<bd::BatchModel>& model, double tol
     b.advance(rb.batch, 13);
     CHECK(ra.steps() == rb.steps());
     check_close(positions(rb), positions(ra), tol, what);
+    check_close(cells(rb), cells(ra), tol, what);
+    if (strained)
+      return;
     const std::vector<bs::HostSystem> held = rb.systems();
     for (std::size_t k = 0; k < systems.size(); k += 2)
       for (std::size_t i = 1; i < systems[k].size(); i += 5)
@@ -183,6 +194,17 @@ void check_trajectories(const std::shared_ptr<bd::BatchModel>& model, double tol
   bd::LangevinStage<bd::LennardJones> langevin_lj(lj, langevin);
   bd::LangevinStage<bd::Model> langevin_model(bd::Model(model), langevin);
   compare(langevin_lj, langevin_model, "langevin");
+  bd::FireOptions cell = fire;  // the periodic systems' cells relax too, to pressure 0.5
+  cell.cell.enabled = true;
+  cell.cell.set_pressure(0.5);
+  bd::FireStage<bd::LennardJones> cell_lj(lj, cell);
+  bd::FireStage<bd::Model> cell_model(bd::Model(model), cell);
+  Batch before(systems);
+  compare(cell_lj, cell_model, "fire, variable cell", true);
+  Batch moved(systems);  // the cells did change
+  cell_lj.enter(moved.batch, 0, moved.batch.num_systems());
+  cell_lj.advance(moved.batch, 20);
+  CHECK(cells(moved) != cells(before));
 }
 
 /// The directory of the generated TorchScript models, or "" where there is none (no libtorch, or
@@ -374,7 +396,7 @@ TEST_CASE("a batch model gives the built-in potential's forces, energies and vir
 
 TEST_CASE(
     "FIRE, NVE and Langevin over a batch model follow the built-in potential's trajectories, fixed "
-    "atoms included") {
+    "atoms and variable cells included") {
   check_trajectories(std::make_shared<HostLennardJones>(), 1e-9);
 }
 

@@ -18,6 +18,15 @@ void validate(const FireOptions& p) {
   require(who, "max_step", p.max_step, p.max_step > 0 && std::isfinite(p.max_step),
           "positive and finite");
   require(who, "max_steps", p.max_steps, p.max_steps >= 0, ">= 0");
+  for (double x : p.cell.pressure)
+    require(who, "cell.pressure", x, std::isfinite(x), "finite");
+  require(who, "cell.factor", p.cell.factor, p.cell.factor >= 0 && std::isfinite(p.cell.factor),
+          ">= 0 and finite (0: the atom count)");
+  const auto& m = p.cell.mask;
+  const int held = (m[0] ? 0 : 1) + (m[1] ? 0 : 1) + (m[2] ? 0 : 1);
+  require(who, "cell.mask's held diagonal components", held,
+          p.cell.strain != CellRelaxation::Strain::constant_volume || held == 0,
+          "0 for a constant volume (xx, yy and zz free)");
   validate(p.units);
   validate(p.neighbours);
 }
@@ -34,7 +43,20 @@ FireUpdate::FireUpdate(const FireOptions& p)
       ftm2v(p.units.ftm2v),
       n_min(p.n_min),
       half_step_back(p.half_step_back),
-      max_steps(p.max_steps) {}
+      max_steps(p.max_steps),
+      relax_cell(p.cell.enabled),
+      target{},
+      free_strain(0),
+      strain(static_cast<int>(p.cell.strain)),
+      cell_factor(p.cell.factor) {
+  // Voigt (xx yy zz yz xz xy) to the virial's order (xx yy zz xy xz yz).
+  const int voigt[6] = {0, 1, 2, 5, 4, 3};
+  for (int c = 0; c < 6; ++c) {
+    target[c] = p.cell.pressure[static_cast<std::size_t>(voigt[c])];
+    if (p.cell.mask[static_cast<std::size_t>(voigt[c])])
+      free_strain |= 1 << c;
+  }
+}
 
 void FireUpdate::enter(systems::SystemsBatch& batch, int first, int n) const {
   const auto v = batch.velocities;

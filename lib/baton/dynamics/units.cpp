@@ -19,8 +19,8 @@ Units Units::named(const std::string& name) {
 void validate(const Units& u) {
   using detail::require;
   const char* who = "baton::dynamics::Units";
-  for (const auto& [value, name] :
-       {std::pair{u.ftm2v, "ftm2v"}, std::pair{u.mvv2e, "mvv2e"}, std::pair{u.boltz, "boltz"}})
+  for (const auto& [value, name] : {std::pair{u.ftm2v, "ftm2v"}, std::pair{u.mvv2e, "mvv2e"},
+                                    std::pair{u.boltz, "boltz"}, std::pair{u.nktv2p, "nktv2p"}})
     require(who, name, value, value > 0 && std::isfinite(value), "positive and finite");
   require(who, "skin", u.skin, u.skin >= 0 && std::isfinite(u.skin), "finite and >= 0");
 }

@@ -14,11 +14,14 @@ struct Units {
   double mvv2e = 1;   ///< mass x velocity^2 -> energy
   double boltz = 1;   ///< Boltzmann's constant, energy / temperature
   double skin = 0.3;  ///< default neighbour-list skin, length (LAMMPS' defaults)
+  double nktv2p = 1;  ///< energy / length^3 -> the unit system's pressure unit (metal: bar)
 
   /// Lennard-Jones reduced units: epsilon, sigma, the atom mass, tau; k_B = 1.
   static Units lj() { return {}; }
   /// LAMMPS `units metal`: eV, Angstrom, g/mol (amu), ps, K.
-  static Units metal() { return {"metal", 1 / 1.0364269e-4, 1.0364269e-4, 8.617343e-5, 2.0}; }
+  static Units metal() {
+    return {"metal", 1 / 1.0364269e-4, 1.0364269e-4, 8.617343e-5, 2.0, 1.6021765e6};
+  }
   /// lj or metal by name; throws baton::Error for any other name.
   static Units named(const std::string& name);
 };

@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
                           o.morse.cutoff = o.lj.cutoff;
                           o.nve.seed = o.langevin.seed = o.csvr.seed = o.nose_hoover.seed = o.seed;
                           check_potential_options(o);
-                          resolve_units(o, vm);
+                          resolve_cell(o, resolve_units(o, vm));
                           // after the unit system's defaults (metal: --dt 0.001, --temperature 300)
                           o.nve.dt = o.csvr.dt = o.nose_hoover.dt = o.langevin.dt;
                           o.csvr.temperature = o.nose_hoover.temperature = o.langevin.temperature;

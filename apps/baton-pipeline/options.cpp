@@ -194,6 +194,35 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
   return units;
 }
 
+void resolve_cell(Options& o, const dyn::Units& units) {
+  using Strain = dyn::CellRelaxation::Strain;
+  app::require_finite(o.pressure, "pressure");
+  app::require(o.cell_strain == "any" || o.cell_strain == "hydrostatic" ||
+                   o.cell_strain == "constant-volume",
+               "cell-strain",
+               "must be any, hydrostatic or constant-volume, not '" + o.cell_strain + "'");
+  app::require(
+      o.cell_mask.size() == 6 && o.cell_mask.find_first_not_of("01") == std::string::npos,
+      "cell-mask",
+      "must be six 0s and 1s (xx yy zz yz xz xy; 0 holds that strain), not '" + o.cell_mask + "'");
+  const bool touched = o.pressure != 0 || o.cell_strain != "any" || o.cell_mask != "111111";
+  app::require(o.relax_cell || !touched, "relax-cell",
+               "--pressure, --cell-strain and --cell-mask act on the fire stage's cell: give "
+               "--relax-cell too");
+  dyn::CellRelaxation& c = o.fire.cell;
+  c.enabled = o.relax_cell;
+  c.set_pressure(o.pressure / units.nktv2p);
+  c.strain = o.cell_strain == "hydrostatic"       ? Strain::hydrostatic
+             : o.cell_strain == "constant-volume" ? Strain::constant_volume
+                                                  : Strain::any;
+  for (std::size_t k = 0; k < 6; ++k)
+    c.mask[k] = o.cell_mask[k] == '1';
+  app::require(c.strain != Strain::constant_volume || o.cell_mask.compare(0, 3, "111") == 0,
+               "cell-mask",
+               "must leave xx, yy and zz free (111...) with --cell-strain "
+               "constant-volume");
+}
+
 // The potential's options, checked before the stages (which check them again) are built, so that
 // an error names the option. Throws app::UsageError.
 void check_potential_options(const Options& o) {
@@ -274,6 +303,8 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(o.langevin.temperature >= 0, "temperature", "must be 0 or more");
   app::require_finite(o.langevin.friction, "friction");
   app::require(o.langevin.friction > 0, "friction", "must be greater than 0");
+  app::require(!o.relax_cell || uses("fire"), "relax-cell",
+               "relaxes the fire stage's cells, but --stages has no fire stage");
   app::require(!uses("langevin") || o.langevin.steps >= 1, "langevin-steps", "must be at least 1");
   app::require(!uses("nve") || o.nve.steps >= 1, "nve-steps", "must be at least 1");
   app::require_finite(o.nve.temperature, "nve-temperature");
@@ -490,6 +521,10 @@ void declare_options(po::options_description& options, Options& o) {
     ("fire-dt", app::value(&o.fire.dt, o.fire.dt), "fire: initial time step (> 0)")
     ("fire-dt-max", app::value(&o.fire.dt_max, o.fire.dt_max), "fire: largest time step (>= fire-dt)")
     ("fire-max-steps", app::value(&o.fire.max_steps, o.fire.max_steps), "fire: step budget (>= 1)")
+    ("relax-cell", po::bool_switch(&o.relax_cell), "fire: relax the cell of every periodic system too, to --pressure (variable-cell FIRE; docs/dynamics.md); converged when the largest atom force and the largest row of (virial - volume x pressure) / atoms are both at most --fmax")
+    ("pressure", app::value(&o.pressure, 0.0), "fire --relax-cell: the target pressure, hydrostatic, in the unit system's pressure unit (metal: bar, as LAMMPS; lj: epsilon / sigma^3)")
+    ("cell-strain", app::value(&o.cell_strain, std::string("any")), "fire --relax-cell: how the cell may deform: any, hydrostatic (shape kept), constant-volume")
+    ("cell-mask", app::value(&o.cell_mask, std::string("111111")), "fire --relax-cell: six 0/1 flags, xx yy zz yz xz xy (ASE's Voigt order); 0 holds that strain component")
     ("dt", app::value(&o.langevin.dt, 0.005), "langevin and nve: time step (> 0)")
     ("temperature", app::value(&o.langevin.temperature, 0.1), "langevin: bath temperature (>= 0)")
     ("friction", app::value(&o.langevin.friction, 1.0), "langevin: friction (> 0)")

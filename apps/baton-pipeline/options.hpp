@@ -38,6 +38,10 @@ struct Options {
   baton::dynamics::LennardJones lj;
   baton::dynamics::Morse morse;
   baton::dynamics::FireOptions fire;
+  bool relax_cell = false;           ///< fire relaxes the cells too
+  double pressure = 0;               ///< its target, in the unit system's pressure unit
+  std::string cell_strain = "any";   ///< any, hydrostatic or constant-volume
+  std::string cell_mask = "111111";  ///< the strain components that may change (Voigt order)
   baton::dynamics::LangevinOptions langevin;
   baton::dynamics::VerletOptions nve;
   std::string thermostat = "csvr";    ///< the nvt stage's thermostat: csvr or langevin
@@ -66,6 +70,9 @@ struct FilePotential {
 void check_potential_options(const Options& o);
 /// --units auto: metal for EAM, lj otherwise; options not given get the unit system's defaults.
 baton::dynamics::Units resolve_units(Options& o, const po::variables_map& vm);
+/// --relax-cell, --pressure (converted from the unit system's pressure unit), --cell-strain and
+/// --cell-mask into o.fire.cell. Throws app::UsageError naming the option.
+void resolve_cell(Options& o, const baton::dynamics::Units& units);
 /// The stages of --stages over the potential of --potential (`file`: eam's or torch's).
 baton::pipeline::Pipeline build_pipeline(const Options& o, const FilePotential& file);
 /// Every option checked before any work. Throws app::UsageError.

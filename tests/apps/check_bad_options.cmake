@@ -66,6 +66,15 @@ check(baton-pipeline 2 "--progress: must be auto, on or off" --progress maybe)
 check(baton-pipeline 2 "--config: '[^']*a_directory' is a directory" --config a_directory)
 check(baton-pipeline 2 "--fire-max-steps: must be at least 1" --fire-max-steps 0)
 group(pipeline_values)
+check(baton-pipeline 2 "--relax-cell: --pressure, --cell-strain and --cell-mask act on" --pressure 1)
+check(baton-pipeline 2 "--cell-mask: must be six 0s and 1s" --relax-cell --cell-mask 1101)
+check(baton-pipeline 2 "--cell-strain: must be any, hydrostatic or constant-volume, not 'iso'"
+      --relax-cell --cell-strain iso)
+check(baton-pipeline 2 "--cell-mask: must leave xx, yy and zz free"
+      --relax-cell --cell-strain constant-volume --cell-mask 011111)
+check(baton-pipeline 2 "--pressure: must be a finite number" --relax-cell --pressure inf)
+check(baton-pipeline 2 "--relax-cell: relaxes the fire stage's cells, but --stages has no fire"
+      --relax-cell --stages nve)
 check(baton-pipeline 2 "--skin: must be a finite number" --skin nan)
 check(baton-pipeline 2 "dt = nan, but it must be positive and finite" --dt nan)
 check(baton-pipeline 2 "--amplitude: must be a finite number, not inf" --amplitude inf)

@@ -203,6 +203,16 @@ foreach(comment IN LISTS comments)
   endif()
 endforeach()
 
+# Variable-cell FIRE: --relax-cell shrinks the cubic cell (cutoff 1.5: nearest neighbours only,
+# relaxed side 3.17) to zero pressure; the cell periodic along a and b keeps c's z component.
+launch(2 --input ${WORK}/crystal.xyz --stages fire --relax-cell --cutoff 1.5
+       --output ${WORK}/relaxed.out.xyz)
+file(STRINGS ${WORK}/relaxed.out.xyz relaxed REGEX "system_id=")
+if(NOT rc EQUAL 0 OR NOT relaxed MATCHES "Lattice=\"3\\.17[0-9]* [^\"]*\"[^;]*pressure=-?[0-9.]+e-(0[6-9]|[1-9][0-9])"
+   OR NOT relaxed MATCHES "Lattice=\"[^\"]* 3\\.4\" [^;]*pbc=\"T T F\"")
+  message(FATAL_ERROR "--relax-cell: run failed (${rc}) or the cells did not relax as expected:\n${out}\n${relaxed}")
+endif()
+
 # Fixed atoms: the cubic crystal with atoms 7, 16 and 25 fixed (ASE's move_mask column, F) stay
 # exactly where they were through fire and nve, and the results carry the column.
 string(REGEX MATCH "32\n[^\n]*system_id=0[^\n]*\n([^\n]*\n)+32\n" cubic "${crystal}")

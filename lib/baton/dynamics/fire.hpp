@@ -117,8 +117,10 @@ struct FireUpdate {
       s.state[3] = 0;
     }
   }
-  /// Whether the stage's steps read the virial of every force call (a variable cell).
+  /// Whether the stage's steps read the virial of every force call and change cells (a variable
+  /// cell).
   KOKKOS_INLINE_FUNCTION bool virial_each_step() const { return relax_cell; }
+  bool changes_cells() const { return relax_cell; }
 
   /// Whether the system's cell relaxes: a variable cell, and a periodic axis.
   template <class System>

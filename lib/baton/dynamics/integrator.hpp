@@ -30,6 +30,8 @@
 ///     template <class System> KOKKOS_FUNCTION void begin(System& s) const;  // once per call
 ///     template <class System> KOKKOS_FUNCTION bool done(const System& s) const;  // finished?
 ///     KOKKOS_FUNCTION bool virial_each_step() const;  // every force call computes s.virial()
+///     bool changes_cells() const;     // its steps call s.set_cell(): the host's copy of the
+///                                     // cells is read back after each call
 ///
 /// where System is IntegratorSystem<kernel_t<Potential>>. Per call and system, the skeleton runs
 ///
@@ -259,6 +261,24 @@ KOKKOS_INLINE_FUNCTION bool update_virial_each_step(const U& update) {
     return (void)update, false;
 }
 
+template <class U, class = void>
+struct has_changes_cells : std::false_type {};
+template <class U>
+struct has_changes_cells<U, std::void_t<decltype(std::declval<const U&>().changes_cells())>>
+    : std::true_type {};
+
+/// The Update's changes_cells(), where it has one; false otherwise. A stage whose Update changes
+/// cells reads them back into the batch's host copy (systems::SystemsBatch::cells_changed) after
+/// each call, so that what the host checks and hands on (cutoff checks, the next stage's slots) is
+/// the cell the system has.
+template <class U>
+bool update_changes_cells(const U& update) {
+  if constexpr (has_changes_cells<U>::value)
+    return update.changes_cells();
+  else
+    return (void)update, false;
+}
+
 /// Whether the Update splits its step around the force call (before_forces, after_forces).
 template <class U, class S, class = void>
 struct has_split_step : std::false_type {};
@@ -422,6 +442,8 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
           sv.finish(team, pot, sys);
         });
   } while (lists_.grow_after_call(batch));
+  if (detail::update_changes_cells(update_))
+    batch.cells_changed();
 }
 
 }  // namespace baton::dynamics

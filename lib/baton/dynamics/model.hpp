@@ -376,6 +376,8 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
           after.store_system(team, sys);
         });
   }
+  if (detail::update_changes_cells(update_))
+    batch.cells_changed();
 }
 
 extern template class IntegratorStage<Model, FireUpdate>;

@@ -4,6 +4,7 @@
 /// lists, integrators (FIRE, NVE, Langevin), batch models and the stage interface.
 
 #include "baton/dynamics/clusters.hpp"
+#include "baton/dynamics/crescale.hpp"
 #include "baton/dynamics/csvr.hpp"
 #include "baton/dynamics/eam.hpp"
 #include "baton/dynamics/eam_tables.hpp"

@@ -171,39 +171,40 @@ int main(int argc, char** argv) {
       "Every option can also come from --config FILE (lines \"fmax = 1e-5\"). All options are "
       "checked before any work.\n\n";
   declare_options(spec.options, o);
-  return app::run(argc, argv, std::move(spec),
-                  [&](baton::Runtime& runtime, const po::variables_map& vm) {
-                    const baton::Communicator& world = runtime.world();
-                    pl::Pipeline pipeline;
-                    pl::DriverOptions settings;
-                    FilePotential file;
-                    baton::on_every_rank(
-                        world,
-                        [&] {
-                          if (vm.count("config") != 0)
-                            o.config = vm["config"].as<std::string>();
-                          o.lj.shift = o.morse.shift = !o.no_shift;
-                          o.morse.cutoff = o.lj.cutoff;
-                          o.nve.seed = o.langevin.seed = o.csvr.seed = o.nose_hoover.seed = o.seed;
-                          check_potential_options(o);
-                          resolve_cell(o, resolve_units(o, vm));
-                          // after the unit system's defaults (metal: --dt 0.001, --temperature 300)
-                          o.nve.dt = o.csvr.dt = o.nose_hoover.dt = o.langevin.dt;
-                          o.csvr.temperature = o.nose_hoover.temperature = o.langevin.temperature;
-                          o.csvr.steps = o.nose_hoover.steps = o.nvt_steps;
-                          o.nose_hoover.tau = o.csvr.tau;
-                          file = FilePotential::load(o);
-                          pipeline = build_pipeline(o, file);
-                          check_options(o, pipeline, world.size());
-                          try {
-                            settings = build_settings(o);
-                            if (!file.species().empty())
-                              settings.species = file.species();
-                          } catch (const baton::Error& e) {
-                            throw app::UsageError(std::string("--mode: ") + e.what());
-                          }
-                        },
-                        app::exit_usage);
-                    return run(world, o, vm, pipeline, settings, file);
-                  });
+  return app::run(
+      argc, argv, std::move(spec), [&](baton::Runtime& runtime, const po::variables_map& vm) {
+        const baton::Communicator& world = runtime.world();
+        pl::Pipeline pipeline;
+        pl::DriverOptions settings;
+        FilePotential file;
+        baton::on_every_rank(
+            world,
+            [&] {
+              if (vm.count("config") != 0)
+                o.config = vm["config"].as<std::string>();
+              o.lj.shift = o.morse.shift = !o.no_shift;
+              o.morse.cutoff = o.lj.cutoff;
+              o.nve.seed = o.langevin.seed = o.csvr.seed = o.nose_hoover.seed = o.npt.seed = o.seed;
+              check_potential_options(o);
+              resolve_cell(o, resolve_units(o, vm));
+              // after the unit system's defaults (metal: --dt 0.001, --temperature 300)
+              o.nve.dt = o.csvr.dt = o.nose_hoover.dt = o.npt.dt = o.langevin.dt;
+              o.csvr.temperature = o.nose_hoover.temperature = o.npt.temperature =
+                  o.langevin.temperature;
+              o.csvr.steps = o.nose_hoover.steps = o.nvt_steps;
+              o.nose_hoover.tau = o.npt.tau = o.csvr.tau;
+              file = FilePotential::load(o);
+              pipeline = build_pipeline(o, file);
+              check_options(o, pipeline, world.size());
+              try {
+                settings = build_settings(o);
+                if (!file.species().empty())
+                  settings.species = file.species();
+              } catch (const baton::Error& e) {
+                throw app::UsageError(std::string("--mode: ") + e.what());
+              }
+            },
+            app::exit_usage);
+        return run(world, o, vm, pipeline, settings, file);
+      });
 }

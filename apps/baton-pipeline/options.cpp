@@ -86,9 +86,11 @@ pl::Pipeline build_pipeline(const Options& o, const Potential& potential) {
       dyn::LangevinOptions nvt = o.langevin;
       nvt.steps = o.nvt_steps;
       p = p | pl::make_stage<dyn::LangevinStage>(cap, potential, nvt);
-    } else
+    } else if (name == "npt")
+      p = p | pl::make_stage<dyn::CrescaleStage>(cap, potential, o.npt);
+    else
       throw app::UsageError("--stages: unknown stage '" + name +
-                            "' (choose from fire, langevin, nve, nvt)");
+                            "' (choose from fire, langevin, nve, nvt, npt)");
   }
   app::require(p.size() > 0, "stages", "give at least one stage, e.g. fire,langevin,nve");
   if (o.stage_modes.empty())
@@ -188,9 +190,10 @@ dyn::Units resolve_units(Options& o, const po::variables_map& vm) {
     unless_given("temperature", o.langevin.temperature, 300.0);
     unless_given("thermostat-tau", o.csvr.tau, 0.1);
   }
-  o.fire.units = o.langevin.units = o.nve.units = o.csvr.units = o.nose_hoover.units = units;
+  o.fire.units = o.langevin.units = o.nve.units = o.csvr.units = o.nose_hoover.units = o.npt.units =
+      units;
   o.fire.neighbours.skin = o.langevin.neighbours.skin = o.nve.neighbours.skin =
-      o.csvr.neighbours.skin = o.nose_hoover.neighbours.skin = o.skin;
+      o.csvr.neighbours.skin = o.nose_hoover.neighbours.skin = o.npt.neighbours.skin = o.skin;
   return units;
 }
 
@@ -205,13 +208,29 @@ void resolve_cell(Options& o, const dyn::Units& units) {
       o.cell_mask.size() == 6 && o.cell_mask.find_first_not_of("01") == std::string::npos,
       "cell-mask",
       "must be six 0s and 1s (xx yy zz yz xz xy; 0 holds that strain), not '" + o.cell_mask + "'");
-  const bool touched = o.pressure != 0 || o.cell_strain != "any" || o.cell_mask != "111111";
+  const bool touched = o.cell_strain != "any" || o.cell_mask != "111111";
   app::require(o.relax_cell || !touched, "relax-cell",
-               "--pressure, --cell-strain and --cell-mask act on the fire stage's cell: give "
-               "--relax-cell too");
+               "--cell-strain and --cell-mask act on the fire stage's cell: give --relax-cell "
+               "too");
   dyn::CellRelaxation& c = o.fire.cell;
   c.enabled = o.relax_cell;
   c.set_pressure(o.pressure / units.nktv2p);
+  // The npt stage: the same target; the compressibility from 1 / (the unit system's pressure
+  // unit) to length^3 / energy.
+  app::require_finite(o.npt_compressibility, "compressibility");
+  app::require(o.npt_compressibility >= 0, "compressibility",
+               "must be greater than 0 (or 0: the unit system's default)");
+  app::require_finite(o.npt.tau_p, "barostat-period");
+  app::require(o.npt.tau_p > 0, "barostat-period", "must be greater than 0");
+  app::require(o.barostat == "crescale", "barostat",
+               o.barostat == "mtk"
+                   ? std::string("mtk (the MTK Nose-Hoover barostat) is not available yet; use "
+                                 "crescale")
+                   : "must be crescale, not '" + o.barostat + "'");
+  o.npt.pressure = o.pressure / units.nktv2p;
+  o.npt.compressibility =
+      (o.npt_compressibility > 0 ? o.npt_compressibility : (units.name == "metal" ? 1e-6 : 0.1)) *
+      units.nktv2p;
   c.strain = o.cell_strain == "hydrostatic"       ? Strain::hydrostatic
              : o.cell_strain == "constant-volume" ? Strain::constant_volume
                                                   : Strain::any;
@@ -305,6 +324,9 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(o.langevin.friction > 0, "friction", "must be greater than 0");
   app::require(!o.relax_cell || uses("fire"), "relax-cell",
                "relaxes the fire stage's cells, but --stages has no fire stage");
+  app::require(o.pressure == 0 || o.relax_cell || uses("npt"), "pressure",
+               "is the target of fire --relax-cell and of the npt stage, and the run has neither");
+  app::require(!uses("npt") || o.npt.steps >= 1, "npt-steps", "must be at least 1");
   app::require(!uses("langevin") || o.langevin.steps >= 1, "langevin-steps", "must be at least 1");
   app::require(!uses("nve") || o.nve.steps >= 1, "nve-steps", "must be at least 1");
   app::require_finite(o.nve.temperature, "nve-temperature");
@@ -492,7 +514,7 @@ void declare_options(po::options_description& options, Options& o) {
   // clang-format off
   options.add_options()
     ("config", po::value<std::string>(), "read options from this file too (name = value lines)")
-    ("stages", app::value(&o.stages, std::string("fire,langevin,nve")), "stages in order: fire, langevin, nve, nvt")
+    ("stages", app::value(&o.stages, std::string("fire,langevin,nve")), "stages in order: fire, langevin, nve, nvt, npt")
     ("input", po::value(&o.input), "extended XYZ file of initial systems (default: built-in LJ clusters)")
     ("systems", app::value(&o.systems, 200), "built-in input: number of clusters (>= 1)")
     ("sizes", app::value(&o.sizes, std::string("13,55")), "built-in input: cluster sizes to draw from")
@@ -522,7 +544,11 @@ void declare_options(po::options_description& options, Options& o) {
     ("fire-dt-max", app::value(&o.fire.dt_max, o.fire.dt_max), "fire: largest time step (>= fire-dt)")
     ("fire-max-steps", app::value(&o.fire.max_steps, o.fire.max_steps), "fire: step budget (>= 1)")
     ("relax-cell", po::bool_switch(&o.relax_cell), "fire: relax the cell of every periodic system too, to --pressure (variable-cell FIRE; docs/dynamics.md); converged when the largest atom force and the largest row of (virial - volume x pressure) / atoms are both at most --fmax")
-    ("pressure", app::value(&o.pressure, 0.0), "fire --relax-cell: the target pressure, hydrostatic, in the unit system's pressure unit (metal: bar, as LAMMPS; lj: epsilon / sigma^3)")
+    ("pressure", app::value(&o.pressure, 0.0), "fire --relax-cell and npt: the target pressure, hydrostatic, in the unit system's pressure unit (metal: bar, as LAMMPS; lj: epsilon / sigma^3)")
+    ("npt-steps", app::value(&o.npt.steps, 1000L), "npt: steps per system (>= 1); velocities drawn at --temperature on entry, CSVR (--thermostat-tau) for the temperature")
+    ("barostat", app::value(&o.barostat, std::string("crescale")), "npt: crescale (stochastic cell rescaling, Bernetti and Bussi 2020; isotropic)")
+    ("barostat-period", app::value(&o.npt.tau_p, 1.0), "npt: the barostat's time constant tau_p (> 0; time units: metal ps)")
+    ("compressibility", app::value(&o.npt_compressibility, 0.0), "npt: an estimate of the isothermal compressibility, 1 / the pressure unit (metal: 1/bar); it sets how fast the volume follows, not what is sampled; 0: lj 0.1, metal 1e-6 /bar")
     ("cell-strain", app::value(&o.cell_strain, std::string("any")), "fire --relax-cell: how the cell may deform: any, hydrostatic (shape kept), constant-volume")
     ("cell-mask", app::value(&o.cell_mask, std::string("111111")), "fire --relax-cell: six 0/1 flags, xx yy zz yz xz xy (ASE's Voigt order); 0 holds that strain component")
     ("dt", app::value(&o.langevin.dt, 0.005), "langevin and nve: time step (> 0)")

@@ -3,6 +3,7 @@
 // pipeline, its settings and the run description --resume compares.
 
 #include <baton/baton.hpp>
+#include <baton/dynamics/crescale.hpp>
 #include <baton/dynamics/csvr.hpp>
 #include <baton/dynamics/nose_hoover.hpp>
 #include <baton/models/torch_model.hpp>
@@ -48,6 +49,9 @@ struct Options {
   long nvt_steps = 1000;              ///< the nvt stage's steps per system
   baton::dynamics::CsvrOptions csvr;  ///< nvt with csvr (dt, temperature, seed: from the others)
   baton::dynamics::NoseHooverOptions nose_hoover;  ///< nvt with nose-hoover (the same)
+  baton::dynamics::CrescaleOptions npt;  ///< npt (dt, temperature, tau, seed: from the others)
+  std::string barostat = "crescale";     ///< npt's barostat
+  double npt_compressibility = 0;        ///< in 1 / the pressure unit; 0: the units' default
 };
 
 /// "1,2,3" as integers; a bad item throws app::UsageError naming --`what`.

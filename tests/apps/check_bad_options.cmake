@@ -66,7 +66,12 @@ check(baton-pipeline 2 "--progress: must be auto, on or off" --progress maybe)
 check(baton-pipeline 2 "--config: '[^']*a_directory' is a directory" --config a_directory)
 check(baton-pipeline 2 "--fire-max-steps: must be at least 1" --fire-max-steps 0)
 group(pipeline_values)
-check(baton-pipeline 2 "--relax-cell: --pressure, --cell-strain and --cell-mask act on" --pressure 1)
+check(baton-pipeline 2 "--pressure: is the target of fire --relax-cell and of the npt stage" --pressure 1)
+check(baton-pipeline 2 "--relax-cell: --cell-strain and --cell-mask act on" --cell-strain hydrostatic)
+check(baton-pipeline 2 "--barostat: mtk \\(the MTK Nose-Hoover barostat\\) is not available yet"
+      --stages npt --barostat mtk)
+check(baton-pipeline 2 "--compressibility: must be greater than 0" --stages npt --compressibility -1)
+check(baton-pipeline 2 "--barostat-period: must be greater than 0" --stages npt --barostat-period 0)
 check(baton-pipeline 2 "--cell-mask: must be six 0s and 1s" --relax-cell --cell-mask 1101)
 check(baton-pipeline 2 "--cell-strain: must be any, hydrostatic or constant-volume, not 'iso'"
       --relax-cell --cell-strain iso)

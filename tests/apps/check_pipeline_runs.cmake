@@ -213,6 +213,19 @@ if(NOT rc EQUAL 0 OR NOT relaxed MATCHES "Lattice=\"3\\.17[0-9]* [^\"]*\"[^;]*pr
   message(FATAL_ERROR "--relax-cell: run failed (${rc}) or the cells did not relax as expected:\n${out}\n${relaxed}")
 endif()
 
+# NPT (C-rescale): the fully periodic cell changes its volume, keeping its shape; the slab
+# (periodic along a and b only) runs at constant volume, its cell exactly as given.
+launch(2 --input ${WORK}/crystal.xyz --stages npt --cutoff 1.2 --pressure 0.5 --npt-steps 200
+       --output ${WORK}/npt.out.xyz)
+file(STRINGS ${WORK}/npt.out.xyz npt_frames REGEX "system_id=")
+string(REGEX MATCH "Lattice=\"([0-9.]+) 0 0 0 ([0-9.]+) 0 0 0 ([0-9.]+)\"[^;]*steps_npt=200" cubic_npt
+       "${npt_frames}")
+if(NOT rc EQUAL 0 OR NOT npt_frames MATCHES "Lattice=\"3.4 0 0 0.5 3.4 0 0.3 -0.4 3.4\"[^;]*pbc=\"T T F\""
+   OR NOT cubic_npt OR NOT CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2 OR NOT CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_3
+   OR CMAKE_MATCH_1 STREQUAL "3.4")
+  message(FATAL_ERROR "npt: run failed (${rc}) or the cells are not as expected:\n${out}\n${npt_frames}")
+endif()
+
 # Fixed atoms: the cubic crystal with atoms 7, 16 and 25 fixed (ASE's move_mask column, F) stay
 # exactly where they were through fire and nve, and the results carry the column.
 string(REGEX MATCH "32\n[^\n]*system_id=0[^\n]*\n([^\n]*\n)+32\n" cubic "${crystal}")

@@ -18,27 +18,16 @@
 #include <vector>
 
 #include "dynamics_batch.hpp"
+#include "estimate.hpp"
 #include "mpi_doctest.hpp"
 
 namespace bd = baton::dynamics;
 namespace bs = baton::systems;
 using baton::test::Batch;
+using baton::test::Estimate;
+using baton::test::estimate;
 
 namespace {
-
-struct Estimate {
-  double mean = 0, error = 0;
-};
-/// Mean and standard error of `x` (independent values).
-Estimate estimate(const std::vector<double>& x) {
-  double m = 0;
-  for (double v : x)
-    m += v / static_cast<double>(x.size());
-  double s2 = 0;
-  for (double v : x)
-    s2 += (v - m) * (v - m) / static_cast<double>(x.size() - 1);
-  return {m, std::sqrt(s2 / static_cast<double>(x.size()))};
-}
 
 /// Per system and sample: volume, kinetic energy, and configurational + kinetic pressure.
 struct Sample {

@@ -20,27 +20,16 @@
 #include <vector>
 
 #include "dynamics_batch.hpp"
+#include "estimate.hpp"
 #include "mpi_doctest.hpp"
 
 namespace bd = baton::dynamics;
 namespace bs = baton::systems;
 using baton::test::Batch;
+using baton::test::Estimate;
+using baton::test::estimate;
 
 namespace {
-
-/// Mean and its standard error of `x`.
-struct Estimate {
-  double mean = 0, error = 0;
-};
-Estimate estimate(const std::vector<double>& x) {
-  double m = 0;
-  for (double v : x)
-    m += v / static_cast<double>(x.size());
-  double s2 = 0;
-  for (double v : x)
-    s2 += (v - m) * (v - m) / static_cast<double>(x.size() - 1);
-  return {m, std::sqrt(s2 / static_cast<double>(x.size()))};
-}
 
 /// Kinetic energy of each system of `b` (masses 1, LJ units).
 std::vector<double> kinetic(const Batch& b) {

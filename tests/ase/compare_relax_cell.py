@@ -11,36 +11,15 @@ Checked: the relaxed energy per atom to 1e-7 and the volume per atom to 1e-5 (re
 """
 import argparse
 import os
-import random
 import re
 import subprocess
 import sys
 
-STRAIN = (1.03, 0.98, 1.01)
-TILT = (0.04, -0.03, 0.02)  # xy, xz, yz as fractions of the cell's side
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from strained_crystal import crystal, determinant  # noqa: E402
 
 
-def crystal(a, cells, seed):
-    basis = [(0, 0, 0), (0.5, 0.5, 0), (0.5, 0, 0.5), (0, 0.5, 0.5)]
-    rng = random.Random(seed)
-    side = a * cells
-    cell = [[side * STRAIN[0], 0.0, 0.0], [TILT[0] * side, side * STRAIN[1], 0.0],
-            [TILT[1] * side, TILT[2] * side, side * STRAIN[2]]]
-    pos = []
-    for k in range(cells):
-        for j in range(cells):
-            for i in range(cells):
-                for b in basis:
-                    f = [(i + b[0]) / cells, (j + b[1]) / cells, (k + b[2]) / cells]
-                    x = [sum(f[r] * cell[r][d] for r in range(3)) for d in range(3)]
-                    pos.append([c + rng.uniform(-0.02, 0.02) * a for c in x])
-    return pos, cell
 
-
-def determinant(m):
-    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
 
 
 def main():

@@ -12,10 +12,12 @@ what its --fmax allows. Exits 77 (skipped) without LAMMPS.
 """
 import argparse
 import os
-import random
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from strained_crystal import crystal, determinant  # noqa: E402
 
 # name: (units, lattice constant, cells, potential lines, baton options, nktv2p)
 CASES = {
@@ -24,29 +26,6 @@ CASES = {
     "lj": ("lj", 1.55, 4, ["pair_style lj/cut 2.5", "pair_coeff 1 1 1.0 1.0 2.5"],
            ["--potential", "lj", "--cutoff", "2.5", "--no-shift"], 1.0),
 }
-STRAIN = (1.03, 0.98, 1.01)
-TILT = (0.04, -0.03, 0.02)  # xy, xz, yz as fractions of the cell's side
-
-
-def crystal(a, cells, seed):
-    """Positions and the LAMMPS-form cell (a, b, c rows) of the strained, tilted, jittered crystal."""
-    basis = [(0, 0, 0), (0.5, 0.5, 0), (0.5, 0, 0.5), (0, 0.5, 0.5)]
-    rng = random.Random(seed)
-    frac = []
-    for k in range(cells):
-        for j in range(cells):
-            for i in range(cells):
-                for b in basis:
-                    frac.append([(i + b[0]) / cells, (j + b[1]) / cells, (k + b[2]) / cells])
-    side = a * cells
-    lx, ly, lz = side * STRAIN[0], side * STRAIN[1], side * STRAIN[2]
-    xy, xz, yz = TILT[0] * side, TILT[1] * side, TILT[2] * side
-    cell = [[lx, 0.0, 0.0], [xy, ly, 0.0], [xz, yz, lz]]
-    pos = []
-    for f in frac:
-        x = [sum(f[r] * cell[r][d] for r in range(3)) for d in range(3)]
-        pos.append([c + rng.uniform(-0.02, 0.02) * a for c in x])
-    return pos, cell
 
 
 def write_inputs(work, name, species, pos, cell):
@@ -67,11 +46,6 @@ def write_inputs(work, name, species, pos, cell):
         for i, p in enumerate(pos):
             f.write(f"{i + 1} 1 {p[0]:.17g} {p[1]:.17g} {p[2]:.17g}\n")
 
-
-def determinant(m):
-    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
 
 
 def baton(pipeline, work, name, options, fmax):

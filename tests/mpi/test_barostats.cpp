@@ -154,6 +154,28 @@ TEST_CASE(
   CHECK(pm.error < 0.05);
 }
 
+TEST_CASE("C-rescale: a cell squeezed below the cutoff fails the system, keeping the last cell") {
+  // A crystal just wider than twice the cutoff (3 cells of 1.7: 5.1) at pressure 50: the volume
+  // falls until a scaling would leave it narrower than 5; that step fails the system.
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  bd::CrescaleOptions p;
+  p.temperature = 1.0;
+  p.pressure = 50;
+  p.tau_p = 0.1;
+  p.compressibility = 0.1;
+  p.steps = 5000;
+  bd::CrescaleStage<bd::LennardJones> stage(lj, p);
+  Batch b({bd::fcc_crystal({3, 3, 3}, 1.7, "Ar", 0, 0.01, 3)});
+  baton::test::run(stage, b, 500);
+  const bs::HostSystem out = b.systems().front();
+  CHECK(out.failed);
+  CHECK(out.failure == bs::failure_text(static_cast<int>(bs::Failure::cell)));
+  for (double w : bs::cell_widths(out.cell))
+    CHECK(w >= 5.0);
+  CHECK(b.steps().front() < 5000);
+}
+
 TEST_CASE("C-rescale: bad options are refused, naming them") {
   bd::CrescaleOptions p;
   p.tau_p = 0;

@@ -17,6 +17,7 @@
 #include <baton/dynamics/morse.hpp>
 #include <baton/dynamics/verlet.hpp>
 #include <baton/models/torch_model.hpp>
+#include <baton/systems/cell.hpp>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -398,6 +399,27 @@ TEST_CASE(
     "FIRE, NVE and Langevin over a batch model follow the built-in potential's trajectories, fixed "
     "atoms and variable cells included") {
   check_trajectories(std::make_shared<HostLennardJones>(), 1e-9);
+}
+
+TEST_CASE("variable-cell FIRE over a model: a cell squeezed below the cutoff fails the system") {
+  // As the built-in potential's test (test_cell_relaxation): a crystal just wider than twice the
+  // cutoff (3 cells of 1.7: 5.1), squeezed at pressure 5; beside it a cluster. The failed move
+  // leaves the model path without forces for that system, and the cluster relaxes.
+  bd::FireOptions p;
+  p.fmax = 1e-8;
+  p.max_steps = 20000;
+  p.cell.enabled = true;
+  p.cell.set_pressure(5.0);
+  bd::FireStage<bd::Model> fire(bd::Model(std::make_shared<HostLennardJones>()), p);
+  Batch b({bd::fcc_crystal({3, 3, 3}, 1.7, "Ar", 0, 0.01, 3), cluster(13, 1)});
+  baton::test::run(fire, b, 500);
+  const std::vector<bs::HostSystem> out = b.systems();
+  CHECK(out[0].failed);
+  CHECK(out[0].failure == bs::failure_text(static_cast<int>(bs::Failure::cell)));
+  for (double w : bs::cell_widths(out[0].cell))
+    CHECK(w >= 5.0);
+  CHECK_FALSE(out[1].failed);
+  CHECK(out[1].fmax <= 1e-8);
 }
 
 TEST_CASE("a model stage evaluates only the systems that step, and finishes them as the others") {

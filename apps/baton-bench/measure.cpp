@@ -40,9 +40,15 @@ Row compare(const baton::Communicator& comm, const Settings& settings, const std
                      baton_iteration);  // warm-up: caches, pages, eager buffers
   time_per_iteration(comm, std::max(count / 4, 2), mpi_iteration);
   std::vector<double> baton_times, mpi_times;
+  // The two sides take turns going first, so neither always runs in the state the other leaves.
   for (int r = 0; r < settings.repeats; ++r) {
-    baton_times.push_back(time_per_iteration(comm, count, baton_iteration));
-    mpi_times.push_back(time_per_iteration(comm, count, mpi_iteration));
+    if (r % 2 == 0) {
+      baton_times.push_back(time_per_iteration(comm, count, baton_iteration));
+      mpi_times.push_back(time_per_iteration(comm, count, mpi_iteration));
+    } else {
+      mpi_times.push_back(time_per_iteration(comm, count, mpi_iteration));
+      baton_times.push_back(time_per_iteration(comm, count, baton_iteration));
+    }
   }
   return Row{op, bytes, comm.size(), median(baton_times) * 1e6 / scale,
              median(mpi_times) * 1e6 / scale};

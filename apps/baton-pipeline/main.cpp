@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
               o.nve.seed = o.langevin.seed = o.csvr.seed = o.nose_hoover.seed = o.npt.seed = o.seed;
               check_potential_options(o);
               resolve_cell(o, resolve_units(o, vm));
+              resolve_fire(o, vm);  // after the unit system's --fire-dt
               // after the unit system's defaults (metal: --dt 0.001, --temperature 300)
               o.nve.dt = o.csvr.dt = o.nose_hoover.dt = o.npt.dt = o.langevin.dt;
               o.csvr.temperature = o.nose_hoover.temperature = o.npt.temperature =

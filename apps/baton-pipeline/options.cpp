@@ -242,6 +242,26 @@ void resolve_cell(Options& o, const dyn::Units& units) {
                "constant-volume");
 }
 
+void resolve_fire(Options& o, const po::variables_map& vm) {
+  app::require(o.fire_variant == "fire" || o.fire_variant == "fire2", "fire-variant",
+               "must be fire or fire2, not '" + o.fire_variant + "'");
+  app::require(o.fire_unconverged == "fail" || o.fire_unconverged == "continue", "fire-unconverged",
+               "must be fail or continue, not '" + o.fire_unconverged + "'");
+  app::require_finite(o.fire.energy_change, "fire-energy-change");
+  app::require(o.fire.energy_change >= 0, "fire-energy-change", "must be 0 (off) or more");
+  app::require(o.fire.energy_steps >= 1, "fire-energy-steps", "must be at least 1");
+  app::require_finite(o.fire.max_step, "fire-max-step");
+  app::require(o.fire.max_step > 0, "fire-max-step", "must be greater than 0");
+  o.fire.fail_unconverged = o.fire_unconverged == "fail";
+  if (o.fire_variant == "fire2") {
+    const bool dt_max_given = vm.count("fire-dt-max") != 0 && !vm["fire-dt-max"].defaulted();
+    const double dt_max = o.fire.dt_max;
+    o.fire = dyn::FireOptions::fire2(o.fire.dt, o.fire);
+    if (dt_max_given)
+      o.fire.dt_max = dt_max;
+  }
+}
+
 // The potential's options, checked before the stages (which check them again) are built, so that
 // an error names the option. Throws app::UsageError.
 void check_potential_options(const Options& o) {
@@ -322,6 +342,11 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   app::require(o.langevin.temperature >= 0, "temperature", "must be 0 or more");
   app::require_finite(o.langevin.friction, "friction");
   app::require(o.langevin.friction > 0, "friction", "must be greater than 0");
+  const bool fire_touched =
+      o.fire_variant != "fire" || o.fire_unconverged != "fail" || o.fire.energy_change != 0;
+  app::require(!fire_touched || uses("fire"), "fire-variant",
+               "--fire-variant, --fire-unconverged and --fire-energy-change act on the fire stage, "
+               "but --stages has no fire stage");
   app::require(!o.relax_cell || uses("fire"), "relax-cell",
                "relaxes the fire stage's cells, but --stages has no fire stage");
   app::require(o.pressure == 0 || o.relax_cell || uses("npt"), "pressure",
@@ -543,6 +568,11 @@ void declare_options(po::options_description& options, Options& o) {
     ("fire-dt", app::value(&o.fire.dt, o.fire.dt), "fire: initial time step (> 0)")
     ("fire-dt-max", app::value(&o.fire.dt_max, o.fire.dt_max), "fire: largest time step (>= fire-dt)")
     ("fire-max-steps", app::value(&o.fire.max_steps, o.fire.max_steps), "fire: step budget (>= 1)")
+    ("fire-max-step", app::value(&o.fire.max_step, o.fire.max_step), "fire: largest atom move per step (length unit, > 0)")
+    ("fire-variant", app::value(&o.fire_variant, std::string("fire")), "fire: fire (Bitzek et al. 2006, with FIRE 2.0's half step back) or fire2 (FIRE 2.0, Guenole et al. 2020, as LAMMPS' min_style fire; its parameters: --fire-dt-max 10 x --fire-dt unless given, n_min 20, alpha 0.25, dt never below 0.02 x --fire-dt, at most 2000 uphill steps in a row)")
+    ("fire-unconverged", app::value(&o.fire_unconverged, std::string("fail")), "fire: a system that stops without converging (--fire-max-steps, or FIRE 2.0's uphill limit) fails (\"not converged within its step budget\"; later stages pass it on untouched, exit 4), or, with continue, goes on as it is")
+    ("fire-energy-change", app::value(&o.fire.energy_change, 0.0), "fire: converged also needs the energy per atom to change by at most this over the last --fire-energy-steps steps (energy unit; 0: off)")
+    ("fire-energy-steps", app::value(&o.fire.energy_steps, 10), "fire: the window of --fire-energy-change (>= 1)")
     ("relax-cell", po::bool_switch(&o.relax_cell), "fire: relax the cell of every periodic system too, to --pressure (variable-cell FIRE; docs/dynamics.md); converged when the largest atom force and the largest row of (virial - volume x pressure) / atoms are both at most --fmax")
     ("pressure", app::value(&o.pressure, 0.0), "fire --relax-cell and npt: the target pressure, hydrostatic, in the unit system's pressure unit (metal: bar, as LAMMPS; lj: epsilon / sigma^3)")
     ("npt-steps", app::value(&o.npt.steps, 1000L), "npt: steps per system (>= 1); velocities drawn at --temperature on entry, CSVR (--thermostat-tau) for the temperature")

@@ -39,10 +39,12 @@ struct Options {
   baton::dynamics::LennardJones lj;
   baton::dynamics::Morse morse;
   baton::dynamics::FireOptions fire;
-  bool relax_cell = false;           ///< fire relaxes the cells too
-  double pressure = 0;               ///< its target, in the unit system's pressure unit
-  std::string cell_strain = "any";   ///< any, hydrostatic or constant-volume
-  std::string cell_mask = "111111";  ///< the strain components that may change (Voigt order)
+  bool relax_cell = false;                ///< fire relaxes the cells too
+  std::string fire_variant = "fire";      ///< fire or fire2 (FIRE 2.0)
+  std::string fire_unconverged = "fail";  ///< fail or continue
+  double pressure = 0;                    ///< its target, in the unit system's pressure unit
+  std::string cell_strain = "any";        ///< any, hydrostatic or constant-volume
+  std::string cell_mask = "111111";       ///< the strain components that may change (Voigt order)
   baton::dynamics::LangevinOptions langevin;
   baton::dynamics::VerletOptions nve;
   std::string thermostat = "csvr";    ///< the nvt stage's thermostat: csvr or langevin
@@ -77,6 +79,9 @@ baton::dynamics::Units resolve_units(Options& o, const po::variables_map& vm);
 /// --relax-cell, --pressure (converted from the unit system's pressure unit), --cell-strain and
 /// --cell-mask into o.fire.cell. Throws app::UsageError naming the option.
 void resolve_cell(Options& o, const baton::dynamics::Units& units);
+/// --fire-variant (fire2: FIRE 2.0's parameters where not given), --fire-unconverged and the energy
+/// criterion into o.fire. Throws app::UsageError naming the option.
+void resolve_fire(Options& o, const po::variables_map& vm);
 /// The stages of --stages over the potential of --potential (`file`: eam's or torch's).
 baton::pipeline::Pipeline build_pipeline(const Options& o, const FilePotential& file);
 /// Every option checked before any work. Throws app::UsageError.

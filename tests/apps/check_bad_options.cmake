@@ -65,6 +65,13 @@ check(baton-pipeline 2 "--overflow: must be 0" --overflow 100000000)
 check(baton-pipeline 2 "--progress: must be auto, on or off" --progress maybe)
 check(baton-pipeline 2 "--config: '[^']*a_directory' is a directory" --config a_directory)
 check(baton-pipeline 2 "--fire-max-steps: must be at least 1" --fire-max-steps 0)
+check(baton-pipeline 2 "--fire-variant: must be fire or fire2, not 'fire3'" --fire-variant fire3)
+check(baton-pipeline 2 "--fire-unconverged: must be fail or continue, not 'ignore'"
+      --fire-unconverged ignore)
+check(baton-pipeline 2 "--fire-energy-steps: must be at least 1" --fire-energy-steps 0)
+check(baton-pipeline 2 "--fire-max-step: must be greater than 0" --fire-max-step 0)
+check(baton-pipeline 2 "--fire-variant: --fire-variant, --fire-unconverged and --fire-energy-change act on the fire stage"
+      --stages nve --fire-variant fire2)
 group(pipeline_values)
 check(baton-pipeline 2 "--pressure: is the target of fire --relax-cell and of the npt stage" --pressure 1)
 check(baton-pipeline 2 "--relax-cell: --cell-strain and --cell-mask act on" --cell-strain hydrostatic)

@@ -386,6 +386,30 @@ if(NOT rc EQUAL 4 OR NOT out MATCHES "failed: [123] of 3 systems" OR NOT frames 
   message(FATAL_ERROR "failed systems, --dt 10 (${rc}):\n${out}\n${frames}")
 endif()
 
+# A FIRE stage that runs out of steps before converging fails the system ("not converged"), so
+# that the nve stage after it passes it on untouched; --fire-unconverged continue lets it go on.
+# FIRE 2.0 (--fire-variant fire2) converges the same clusters.
+launch(2 --systems 3 --sizes 55 --stages fire,nve --fire-max-steps 5 --nve-steps 3
+       --output ${WORK}/unconverged.out.xyz)
+file(STRINGS ${WORK}/unconverged.out.xyz frames REGEX "system_id=")
+if(NOT rc EQUAL 4 OR NOT out MATCHES "failed: 3 of 3 systems"
+   OR NOT frames MATCHES "steps_fire=5 [^;]*failed=T failure=\"not converged within its step budget\""
+   OR frames MATCHES "steps_nve=[1-9]")
+  message(FATAL_ERROR "unconverged FIRE (${rc}):\n${out}\n${frames}")
+endif()
+launch(2 --systems 3 --sizes 55 --stages fire,nve --fire-max-steps 5 --nve-steps 3
+       --fire-unconverged continue --output ${WORK}/continued.out.xyz)
+file(STRINGS ${WORK}/continued.out.xyz frames REGEX "system_id=")
+if(NOT rc EQUAL 0 OR frames MATCHES "failed" OR NOT frames MATCHES "steps_fire=5 [^;]*steps_nve=3")
+  message(FATAL_ERROR "--fire-unconverged continue (${rc}):\n${out}\n${frames}")
+endif()
+launch(2 --systems 3 --sizes 13,55 --stages fire --fire-variant fire2 --fire-dt 0.005
+       --output ${WORK}/fire2.out.xyz)
+file(STRINGS ${WORK}/fire2.out.xyz frames REGEX "system_id=")
+if(NOT rc EQUAL 0 OR frames MATCHES "failed" OR NOT frames MATCHES "fire-variant=fire2")
+  message(FATAL_ERROR "--fire-variant fire2 (${rc}):\n${out}\n${frames}")
+endif()
+
 # Streamed output and --resume. An unfinished run leaves its results in FILE.part (FILE appears only
 # when a run completes); a new run refuses to start over them (exit 2, the file untouched) unless
 # given --resume, which keeps their complete frames, drops a cut last frame, and runs only the rest.

@@ -178,10 +178,131 @@ TEST_CASE("FIRE stops at max_steps with current forces") {
   CHECK(b.steps()[0] == 7);
   const auto s = b.systems()[0];
   CHECK(s.fmax > 1e-6);
-  Batch fresh({s});
+  bs::HostSystem unfailed = s;  // a failed system arrives Finished: no forces computed
+  unfailed.failed = false;
+  unfailed.failure.clear();
+  Batch fresh({unfailed});
   bd::compute_forces(fire.potential(), fresh.batch, 0, 1);
   CHECK(fresh.systems()[0].energy == s.energy);
   CHECK(fresh.forces() == b.forces());
+  // Not a relaxed structure: failed, so that no later stage takes it for one.
+  CHECK(s.failed);
+  CHECK(s.failure == bs::failure_text(static_cast<int>(bs::Failure::not_converged)));
+
+  SUBCASE("with fail_unconverged off it goes on as it is") {
+    p.fail_unconverged = false;
+    bd::FireStage lenient({}, p);
+    Batch again({cluster(13, 1)});
+    run(lenient, again, 3);
+    CHECK(again.steps()[0] == 7);
+    CHECK_FALSE(again.systems()[0].failed);
+    CHECK(again.systems()[0].fmax == s.fmax);
+  }
+}
+
+namespace {
+// Two atoms r apart along x (LJ units, mass 1).
+bs::HostSystem lj_dimer(std::int64_t id, double r) {
+  bs::HostSystem s;
+  s.id = id;
+  s.species = {"Ar", "Ar"};
+  s.positions = {0, 0, 0, r, 0, 0};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("FIRE 2.0 relaxes perturbed LJ13 and LJ55 icosahedra to the global minima") {
+  std::vector<bs::HostSystem> in;
+  for (int id = 0; id < 8; ++id)
+    in.push_back(cluster(id % 2 ? 55 : 13, id));
+  for (double dt : {0.005, 0.05}) {
+    CAPTURE(dt);
+    Batch b(in);
+    bd::FireStage fire({}, bd::FireOptions::fire2(dt));
+    CHECK(fire.params().dt_max == doctest::Approx(10 * dt));
+    run(fire, b, 50);
+    const auto out = b.systems();
+    const auto steps = b.steps();
+    long total[2] = {0, 0};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const bool big = out[i].size() == 55;
+      CAPTURE(i);
+      CHECK_FALSE(out[i].failed);
+      CHECK(out[i].fmax <= 1e-6);
+      CHECK(std::abs(out[i].energy - (big ? -279.248470 : -44.326801)) < 1e-4);
+      total[big] += steps[i];
+    }
+    MESSAGE("FIRE 2.0 (dt " << dt << ") steps to fmax 1e-6: LJ13 mean " << total[0] / 4.0
+                            << ", LJ55 mean " << total[1] / 4.0);
+  }
+}
+
+TEST_CASE("FIRE 2.0: a system that keeps going uphill stops, not converged") {
+  // A compressed dimer with a long first step: the first step is uphill by definition (v = 0), the
+  // second overshoots the minimum (1.12) to 1.2: two uphill steps in a row.
+  bd::FireOptions p = bd::FireOptions::fire2(0.2);
+  p.max_uphill = 1;
+  bd::FireStage fire({}, p);
+  Batch b({lj_dimer(0, 1.0)});
+  run(fire, b, 10);
+  CHECK(b.steps()[0] == 2);
+  auto out = b.systems()[0];
+  CHECK(out.failed);
+  CHECK(out.failure == bs::failure_text(static_cast<int>(bs::Failure::not_converged)));
+  CHECK(out.fmax > p.fmax);
+
+  SUBCASE("without the limit it converges") {
+    p.max_uphill = 0;
+    bd::FireStage patient({}, p);
+    Batch again({lj_dimer(0, 1.0)});
+    run(patient, again, 10);
+    CHECK_FALSE(again.systems()[0].failed);
+    CHECK(again.systems()[0].fmax <= p.fmax);
+  }
+  SUBCASE("with fail_unconverged off it stops unfailed") {
+    p.fail_unconverged = false;
+    bd::FireStage lenient({}, p);
+    Batch again({lj_dimer(0, 1.0)});
+    run(lenient, again, 10);
+    CHECK(again.steps()[0] == 2);
+    CHECK_FALSE(again.systems()[0].failed);
+  }
+}
+
+TEST_CASE("FIRE's energy criterion composes with fmax: both must hold") {
+  bd::FireOptions p;
+  p.fmax = 1e3;  // met at once: fmax alone takes 0 steps
+  {
+    bd::FireStage fire({}, p);
+    Batch b({cluster(55, 3, 0.1)});
+    run(fire, b, 10);
+    CHECK(b.steps()[0] == 0);
+  }
+  p.energy_change = 1e-4;
+  p.energy_steps = 5;
+  bd::FireStage fire({}, p);
+  Batch b({cluster(55, 3, 0.1)});
+  run(fire, b, 7);
+  const long steps = b.steps()[0];
+  CHECK_FALSE(b.systems()[0].failed);
+  REQUIRE(steps >= 10);
+  CHECK(steps % 5 == 0);  // checked every energy_steps steps
+  // The energy per atom at steps - 10, - 5 and at the end, from runs cut there.
+  const auto energy_after = [&](long n) {
+    bd::FireOptions cut;
+    cut.max_steps = n;
+    cut.fail_unconverged = false;
+    bd::FireStage stage({}, cut);
+    Batch c({cluster(55, 3, 0.1)});
+    run(stage, c, 7);
+    REQUIRE(c.steps()[0] == n);
+    return c.systems()[0].energy / 55;
+  };
+  const double e0 = energy_after(steps - 10), e1 = energy_after(steps - 5),
+               e2 = energy_after(steps);
+  CHECK(e2 == doctest::Approx(b.systems()[0].energy / 55).epsilon(1e-15));
+  CHECK(std::abs(e2 - e1) <= 1e-4);  // met at the end
+  CHECK(std::abs(e1 - e0) > 1e-4);   // and not at the check before
 }
 
 TEST_CASE("NVE: energy error falls about 4x when dt is halved") {
@@ -376,6 +497,27 @@ TEST_CASE("bad parameters throw baton::Error naming the parameter") {
         bd::FireStage s({}, p);
       },
       "max_steps = -1");
+  names(
+      [] {
+        bd::FireOptions p;
+        p.energy_steps = 0;
+        bd::FireStage s({}, p);
+      },
+      "energy_steps = 0");
+  names(
+      [] {
+        bd::FireOptions p = bd::FireOptions::fire2(0.01);
+        p.dt_min = 0.02;
+        bd::FireStage s({}, p);
+      },
+      "dt_min = 0.02");
+  names(
+      [] {
+        bd::FireOptions p;
+        p.max_uphill = -1;
+        bd::FireStage s({}, p);
+      },
+      "max_uphill = -1");
   names(
       [] {
         bd::FireOptions p;

@@ -18,6 +18,11 @@ void validate(const FireOptions& p) {
   require(who, "max_step", p.max_step, p.max_step > 0 && std::isfinite(p.max_step),
           "positive and finite");
   require(who, "max_steps", p.max_steps, p.max_steps >= 0, ">= 0");
+  require(who, "energy_change", p.energy_change,
+          p.energy_change >= 0 && std::isfinite(p.energy_change), ">= 0 and finite (0: off)");
+  require(who, "energy_steps", p.energy_steps, p.energy_steps >= 1, ">= 1");
+  require(who, "dt_min", p.dt_min, p.dt_min >= 0 && p.dt_min <= p.dt, "in [0, dt]");
+  require(who, "max_uphill", p.max_uphill, p.max_uphill >= 0, ">= 0 (0: no limit)");
   for (double x : p.cell.pressure)
     require(who, "cell.pressure", x, std::isfinite(x), "finite");
   require(who, "cell.factor", p.cell.factor, p.cell.factor >= 0 && std::isfinite(p.cell.factor),
@@ -44,6 +49,13 @@ FireUpdate::FireUpdate(const FireOptions& p)
       n_min(p.n_min),
       half_step_back(p.half_step_back),
       max_steps(p.max_steps),
+      fire2(p.variant == FireOptions::Variant::fire2),
+      dt_min(p.dt_min),
+      initial_delay(p.initial_delay),
+      max_uphill(p.max_uphill),
+      fail_unconverged(p.fail_unconverged),
+      energy_change(p.energy_change),
+      energy_steps(p.energy_steps),
       relax_cell(p.cell.enabled),
       target{},
       free_strain(0),
@@ -56,6 +68,26 @@ FireUpdate::FireUpdate(const FireOptions& p)
     if (p.cell.mask[static_cast<std::size_t>(voigt[c])])
       free_strain |= 1 << c;
   }
+}
+
+FireOptions FireOptions::fire2(double dt, FireOptions base) {
+  base.variant = Variant::fire2;
+  base.dt = dt;
+  base.dt_max = 10 * dt;
+  base.dt_min = 0.02 * dt;
+  base.n_min = 20;
+  base.f_inc = 1.1;
+  base.f_dec = 0.5;
+  base.alpha_start = 0.25;
+  base.f_alpha = 0.99;
+  base.half_step_back = true;
+  base.initial_delay = true;
+  base.max_uphill = 2000;
+  return base;
+}
+
+FireOptions FireOptions::fire2(double dt) {
+  return fire2(dt, FireOptions{});
 }
 
 void FireUpdate::enter(systems::SystemsBatch& batch, int first, int n) const {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "baton/dynamics/detail/checks.hpp"
@@ -49,22 +50,49 @@ struct CellRelaxation {
 
 /// FIRE's parameters, in the units of `units` (defaults for Lennard-Jones units). The defaults are
 /// Bitzek et al.'s (n_min, f_inc, f_dec, alpha_start, f_alpha); dt was tuned on perturbed LJ13 and
-/// LJ55 (dt_max is rarely reached there).
+/// LJ55 (dt_max is rarely reached there). fire2() gives FIRE 2.0's.
 struct FireOptions {
-  double fmax = 1e-6;           ///< converged when the largest atom force norm is at most this
-  double dt = 0.05;             ///< initial time step
-  double dt_max = 0.1;          ///< largest time step
-  int n_min = 5;                ///< steps with P = F.v >= 0 before dt may grow
-  double f_inc = 1.1;           ///< dt growth factor
-  double f_dec = 0.5;           ///< dt shrink factor when P < 0
-  double alpha_start = 0.1;     ///< initial velocity-mixing coefficient
-  double f_alpha = 0.99;        ///< alpha decay factor
-  double max_step = 0.1;        ///< largest atom displacement per step (sigma)
-  bool half_step_back = true;   ///< when P < 0, first move back half a step (FIRE 2.0)
-  long max_steps = 100000;      ///< a system that has not converged after this many steps stops
+  /// FIRE (Bitzek et al. 2006, with FIRE 2.0's half step back) or FIRE 2.0 (Guenole et al. 2020,
+  /// as LAMMPS' min_style fire): mixing after the velocity update, an initial delay, a smallest
+  /// dt and a limit on uphill steps in a row (docs/dynamics.md, "FIRE 2.0").
+  enum class Variant { fire, fire2 };
+  Variant variant = Variant::fire;
+  double fmax = 1e-6;  ///< converged when the largest atom force norm is at most this
+  /// A second criterion, composed with fmax (both must hold; 0: off): the energy per atom changed
+  /// by at most this over the last `energy_steps` steps. Checked every energy_steps steps.
+  double energy_change = 0;
+  int energy_steps = 10;       ///< the window of energy_change (>= 1)
+  double dt = 0.05;            ///< initial time step
+  double dt_max = 0.1;         ///< largest time step
+  int n_min = 5;               ///< steps with P = F.v >= 0 before dt may grow
+  double f_inc = 1.1;          ///< dt growth factor
+  double f_dec = 0.5;          ///< dt shrink factor when P < 0
+  double alpha_start = 0.1;    ///< initial velocity-mixing coefficient
+  double f_alpha = 0.99;       ///< alpha decay factor
+  double max_step = 0.1;       ///< largest atom displacement per step (sigma)
+  bool half_step_back = true;  ///< when P < 0, first move back half a step (FIRE 2.0)
+  long max_steps = 100000;     ///< a system that has not converged after this many steps stops
+  /// FIRE 2.0: dt never shrinks below this (fire2(): 0.02 dt).
+  double dt_min = 0;
+  /// FIRE 2.0: in a system's first n_min steps an uphill step (P <= 0) neither shrinks dt nor
+  /// resets alpha.
+  bool initial_delay = true;
+  /// FIRE 2.0: a system that went uphill this many steps in a row stops, not converged (0: never).
+  long max_uphill = 2000;
+  /// A system that stops without converging (max_steps, or max_uphill) fails with
+  /// systems::Failure::not_converged, so no later stage takes it for a relaxed structure. false:
+  /// it goes on as it is (its fmax says how far it got).
+  bool fail_unconverged = true;
   CellRelaxation cell;          ///< the cell's relaxation (off by default)
   Units units = Units::lj();    ///< the unit system of the potential and the masses
   NeighbourOptions neighbours;  ///< how pairs are found (neighbours.hpp)
+
+  /// FIRE 2.0 with Guenole et al.'s parameters for an initial time step `dt`: dt_max 10 dt,
+  /// dt_min 0.02 dt, n_min 20, alpha_start 0.25 (f_inc, f_dec and f_alpha as Bitzek et al.), the
+  /// initial delay, at most 2000 uphill steps in a row. The rest as `base` (default:
+  /// FireOptions{}).
+  static FireOptions fire2(double dt, FireOptions base);
+  static FireOptions fire2(double dt);
 };
 
 /// Throws baton::Error naming the parameter when `p` is not usable.
@@ -73,7 +101,10 @@ void validate(const FireOptions& p);
 /// FIRE as an Update of IntegratorStage (integrator.hpp): the numbers of FireOptions its steps use
 /// (FireOptions holds Units, whose std::string must not be copied into a kernel). Per-system state
 /// (state[0..3]): dt, alpha, steps since P <= 0, the time step of the last move (0: not started);
-/// with a variable cell, state[4..9]: the cell's velocity (xx yy zz xy xz yz).
+/// with a variable cell, state[4..9]: the cell's velocity (xx yy zz xy xz yz); state[10]: uphill
+/// steps in a row (FIRE 2.0); state[11..12]: the energy and step the energy criterion compares
+/// with; state[13]: 1 after FIRE 2.0 moved back (the next step restarts from v = 0); state[14]:
+/// FIRE 2.0's iterations (its steps but those restarts).
 ///
 /// The cell's degrees of freedom are those of a strain e applied to the current configuration,
 /// scaled by the cell factor n (q = n e, ASE's cell_factor): their force is exactly minus the
@@ -89,11 +120,18 @@ struct FireUpdate {
   int n_min;
   bool half_step_back;
   long max_steps;
-  bool relax_cell;     ///< FireOptions::cell.enabled
-  double target[6];    ///< the target pressure tensor, xx yy zz xy xz yz (the virial's order)
-  int free_strain;     ///< bit c: strain component c (virial order) may change
-  int strain;          ///< CellRelaxation::Strain as int
-  double cell_factor;  ///< CellRelaxation::factor (0: the square root of the atom count)
+  bool fire2;             ///< FireOptions::variant is fire2
+  double dt_min;          ///< FireOptions::dt_min
+  bool initial_delay;     ///< FireOptions::initial_delay
+  long max_uphill;        ///< FireOptions::max_uphill
+  bool fail_unconverged;  ///< FireOptions::fail_unconverged
+  double energy_change;   ///< FireOptions::energy_change
+  int energy_steps;       ///< FireOptions::energy_steps
+  bool relax_cell;        ///< FireOptions::cell.enabled
+  double target[6];       ///< the target pressure tensor, xx yy zz xy xz yz (the virial's order)
+  int free_strain;        ///< bit c: strain component c (virial order) may change
+  int strain;             ///< CellRelaxation::Strain as int
+  double cell_factor;     ///< CellRelaxation::factor (0: the square root of the atom count)
 
   /// Typical steps to fmax 1e-6 for perturbed LJ13 / LJ55 with the default parameters.
   static constexpr double typical_steps = 200;
@@ -115,7 +153,19 @@ struct FireUpdate {
       s.state[1] = alpha_start;
       s.state[2] = 0;
       s.state[3] = 0;
+      s.state[10] = 0;
+      s.state[11] = s.energy();
+      s.state[12] = 0;
+      s.state[13] = 0;
+      s.state[14] = 0;
     }
+  }
+  /// It took max_steps steps without converging: failed (Failure::not_converged) unless
+  /// fail_unconverged is off.
+  template <class System>
+  KOKKOS_INLINE_FUNCTION void out_of_steps(System& s) const {
+    if (fail_unconverged)
+      s.fail(systems::Failure::not_converged);
   }
   /// Whether the stage's steps read the virial of every force call and change cells (a variable
   /// cell).
@@ -209,13 +259,27 @@ struct FireUpdate {
   /// cell, the largest row of cell_force() / N (N atoms) must be at most fmax too.
   template <class System>
   KOKKOS_INLINE_FUNCTION bool done(const System& s) const {
+    if (stuck(s))
+      return true;  // stops (FIRE 2.0's max_uphill), failed where fail_unconverged
     if (!(s.fmax() <= fmax))
       return false;
+    if (energy_change > 0) {  // and the energy per atom over the last energy_steps steps
+      if (s.steps() - static_cast<std::int64_t>(s.state[12]) < energy_steps)
+        return false;
+      const double change = (s.energy() - s.state[11]) / s.atoms();
+      if (!(change <= energy_change && -change <= energy_change))
+        return false;
+    }
     if (!cell_moves(s))
       return true;
     double g[6];
     cell_force(s, g);
     return row_max(g) <= fmax * s.atoms();
+  }
+  /// FIRE 2.0: more than max_uphill uphill steps in a row.
+  template <class System>
+  KOKKOS_INLINE_FUNCTION bool stuck(const System& s) const {
+    return fire2 && max_uphill > 0 && s.state[10] > static_cast<double>(max_uphill);
   }
   /// The whole move (the step: before_forces, forces, after_forces; nothing after the forces).
   template <class System>
@@ -225,6 +289,14 @@ struct FireUpdate {
     double& n_pos = s.state[2];
     double& last_move = s.state[3];  // the time step of the last move (<= dt_now: max_step)
     double* u = &s.state[4];         // the cell's velocity (a variable cell)
+    double& uphill = s.state[10];    // uphill steps in a row (FIRE 2.0)
+    double& restart = s.state[13];   // FIRE 2.0 moved back: restart from v = 0 with new forces
+    double& iterations = s.state[14];
+    if (energy_change > 0 &&
+        s.steps() - static_cast<std::int64_t>(s.state[12]) >= energy_steps) {  // a new window
+      s.state[11] = s.energy();
+      s.state[12] = static_cast<double>(s.steps());
+    }
     const bool cell = cell_moves(s);
     double g[6] = {0, 0, 0, 0, 0, 0}, gu = 0, uu = 0, gg = 0;
     if (cell) {
@@ -238,30 +310,59 @@ struct FireUpdate {
         gg += w * g[c] * g[c];
       }
     }
-    // FIRE: P = F.v decides between mixing v towards F (and speeding up) and a restart.
-    const double power = gu + s.sum([&](int i) {
+    // FIRE: P = F.v decides between mixing v towards F (and speeding up) and a restart. FIRE 2.0
+    // takes P = 0 (the first step, v = 0) as uphill, FIRE as downhill. A FIRE 2.0 step that
+    // restarts after moving back has v = 0 and new forces: no P to test.
+    const bool restarting = fire2 && restart != 0;
+    restart = 0;
+    if (fire2 && !restarting)
+      iterations += 1;
+    const double power = restarting ? 0.0 : gu + s.sum([&](int i) {
       return s.f(i, 0) * s.v(i, 0) + s.f(i, 1) * s.v(i, 1) + s.f(i, 2) * s.v(i, 2);
     });
-    double keep = 0, mix = 0;
-    if (power >= 0) {
+    // The new v is after * (before * v + dt F / m) + mix F: FIRE mixes the old v (after = 1),
+    // FIRE 2.0 the updated one (before = 1); uphill, v restarts from 0 (before = 0).
+    double before = 0, after = 1, mix = 0;
+    if (restarting) {
+      // the Euler step below, from v = 0
+    } else if (fire2 ? power > 0 : power >= 0) {
       const double v2 = uu + s.sum([&](int i) {
         return s.v(i, 0) * s.v(i, 0) + s.v(i, 1) * s.v(i, 1) + s.v(i, 2) * s.v(i, 2);
       });
       const double f2 = gg + s.sum([&](int i) {
         return s.f(i, 0) * s.f(i, 0) + s.f(i, 1) * s.f(i, 1) + s.f(i, 2) * s.f(i, 2);
       });
-      keep = 1 - alpha;
-      mix = alpha * detail::math_sqrt(v2 / f2);
-      if (n_pos > n_min) {
+      before = fire2 ? 1 : 1 - alpha;
+      after = fire2 ? 1 - alpha : 1;
+      mix = f2 > 0 ? alpha * detail::math_sqrt(v2 / f2) : 0.0;
+      // FIRE: after more than n_min downhill steps; FIRE 2.0 (LAMMPS' delaystep): after n_min.
+      if (fire2 ? n_pos >= n_min : n_pos > n_min) {
         dt_now = dt_now * f_inc < dt_max ? dt_now * f_inc : dt_max;
         alpha *= f_alpha;
       }
       n_pos += 1;
+      uphill = 0;
     } else {
-      if (half_step_back) {  // FIRE 2.0: undo half of the last move uphill
-        // Half of the move the last step made (x += last_move v, v unchanged since), not half of
-        // dt: where max_step shortened that move, dt v is far longer than it was.
-        const double back = 0.5 * last_move;
+      if (fire2) {
+        uphill += 1;
+        if (max_uphill > 0 && uphill > static_cast<double>(max_uphill)) {
+          if (fail_unconverged)  // stops here, unmoved (done() says stuck)
+            s.fail(systems::Failure::not_converged);
+          return;
+        }
+      }
+      // FIRE 2.0's initial delay: uphill steps among the first n_min iterations keep dt and alpha.
+      if (!(fire2 && initial_delay && iterations < n_min)) {
+        if (!fire2 || dt_now * f_dec >= dt_min)
+          dt_now *= f_dec;
+        alpha = alpha_start;
+      }
+      n_pos = 0;
+      // Undo half of the last move uphill: half of the move the last step made (x += last_move v,
+      // v unchanged since), not half of dt: where max_step shortened that move, dt v is far longer
+      // than it was. FIRE 2.0 moves back half of the (shrunk) dt, never more than half that move.
+      const double back = 0.5 * (fire2 && dt_now < last_move ? dt_now : last_move);
+      if (half_step_back && back > 0) {
         if (cell) {  // and half of the cell's strain
           const double n = factor(s);
           double e[6];
@@ -275,10 +376,17 @@ struct FireUpdate {
               s.x(i, d) -= back * s.v(i, d);
           });
         }
+        if (fire2) {
+          // FIRE 2.0 (as LAMMPS) takes its Euler step from the forces where it moved back: this
+          // step ends here with v = 0, its force call computes them, and the next step restarts.
+          s.for_each_atom([&](int i) { s.v(i, 0) = s.v(i, 1) = s.v(i, 2) = 0; });
+          for (int c = 0; c < 6; ++c)
+            u[c] = 0;
+          restart = 1;
+          last_move = 0;
+          return;
+        }
       }
-      dt_now *= f_dec;
-      alpha = alpha_start;
-      n_pos = 0;
     }
     // Semi-implicit Euler step, no atom moving more than max_step.
     const double step_dt = dt_now;
@@ -286,7 +394,8 @@ struct FireUpdate {
       const double im = step_dt * ftm2v / s.mass(i);
       double v2i = 0;
       for (int d = 0; d < 3; ++d) {
-        s.v(i, d) = keep * s.v(i, d) + mix * s.f(i, d) + im * s.f(i, d);
+        s.v(i, d) = fire2 ? after * (before * s.v(i, d) + im * s.f(i, d)) + mix * s.f(i, d)
+                          : before * s.v(i, d) + mix * s.f(i, d) + im * s.f(i, d);
         v2i += s.v(i, d) * s.v(i, d);
       }
       return v2i;
@@ -296,7 +405,8 @@ struct FireUpdate {
     if (cell) {  // the cell's velocity, as an atom of the atoms' mean mass
       const double mass = s.sum([&](int i) { return s.mass(i); }) / s.atoms();
       for (int c = 0; c < 6; ++c)
-        u[c] = keep * u[c] + mix * g[c] + step_dt * ftm2v / mass * g[c];
+        u[c] = fire2 ? after * (before * u[c] + step_dt * ftm2v / mass * g[c]) + mix * g[c]
+                     : before * u[c] + mix * g[c] + step_dt * ftm2v / mass * g[c];
       const double um = row_max(u);
       vmax = um > vmax ? um : vmax;
       n = factor(s);

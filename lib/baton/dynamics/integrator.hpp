@@ -29,6 +29,8 @@
 ///                                                         // before their forces are computed
 ///     template <class System> KOKKOS_FUNCTION void begin(System& s) const;  // once per call
 ///     template <class System> KOKKOS_FUNCTION bool done(const System& s) const;  // finished?
+///     template <class System> KOKKOS_FUNCTION void out_of_steps(System& s) const;  // it took
+///                                     // step_limit() steps, not done(): e.g. s.fail(...)
 ///     KOKKOS_FUNCTION bool virial_each_step() const;  // every force call computes s.virial()
 ///     bool changes_cells() const;     // its steps call s.set_cell(): the host's copy of the
 ///                                     // cells is read back after each call
@@ -37,7 +39,8 @@
 ///
 ///     begin(s);
 ///     until the system is Finished, or took this call's steps, or its neighbour list must grow:
-///       done(s) or s.steps() >= step_limit(): Finished (its virial computed at the end);
+///       done(s) or s.steps() >= step_limit(): Finished (its virial computed at the end; in the
+///         second case out_of_steps(s) first);
 ///       step(s); the step is counted; its energy, forces, positions and velocities are checked
 ///       and so is whether it dissociated (broken: failed with a Failure code, and Finished);
 ///
@@ -240,6 +243,13 @@ struct has_done<U, S,
     : std::true_type {};
 
 template <class U, class S, class = void>
+struct has_out_of_steps : std::false_type {};
+template <class U, class S>
+struct has_out_of_steps<
+    U, S, std::void_t<decltype(std::declval<const U&>().out_of_steps(std::declval<S&>()))>>
+    : std::true_type {};
+
+template <class U, class S, class = void>
 struct has_step : std::false_type {};
 template <class U, class S>
 struct has_step<U, S, std::void_t<decltype(std::declval<const U&>().step(std::declval<S&>()))>>
@@ -337,6 +347,19 @@ KOKKOS_INLINE_FUNCTION bool update_done(const U& update, const S& s) {
     return (void)update, (void)s, false;
 }
 
+/// Whether the system is finished before its next step: done(s), or it took `limit` steps (limit
+/// >= 0), when the Update's out_of_steps(s) runs first, where it has one.
+template <class U, class S>
+KOKKOS_INLINE_FUNCTION bool update_finished(const U& update, S& s, long limit) {
+  if (update_done(update, s))
+    return true;
+  if (limit < 0 || s.steps() < limit)
+    return false;
+  if constexpr (has_out_of_steps<U, S>::value)
+    update.out_of_steps(s);
+  return true;
+}
+
 }  // namespace detail
 
 /// A stage made of a potential (potential.hpp) and an Update (this file's header comment): enter()
@@ -426,7 +449,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
           System system(team, pot, sv, sys);
           detail::update_begin(update, system);
           while (!sys.done) {
-            if (detail::update_done(update, system) || (limit >= 0 && sys.taken >= limit)) {
+            if (detail::update_finished(update, system, limit)) {
               sys.done = true;
               break;
             }

@@ -337,7 +337,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
             detail::update_begin(update, system);
           bool go = false;
           if (!sys.done) {
-            if (detail::update_done(update, system) || (limit >= 0 && sys.taken >= limit))
+            if (detail::update_finished(update, system, limit))
               sys.done = true;
             else
               go = !before.call_over(sys, max_steps);

@@ -83,6 +83,8 @@ const char* failure_text(int code) {
       return "more edges than a model call may have";
     case Failure::cell:
       return "cell too small for the cutoff, or degenerate";
+    case Failure::not_converged:
+      return "not converged within its step budget";
   }
   return "failed";
 }

@@ -33,10 +33,13 @@ enum class Failure : int {
   input = 5,        ///< it arrived failed (an earlier run or stage)
   dissociated = 6,  ///< no two atoms interact any more, where some did when it entered the stage
   edges = 7,        ///< more edges on its own than a model call may have (dynamics::Model)
-  cell = 8          ///< its cell, relaxing, became too small for the cutoff, or degenerate
+  cell = 8,         ///< its cell, relaxing, became too small for the cutoff, or degenerate
+  /// a minimisation (FIRE) used its whole step budget without converging: its result is not a
+  /// relaxed structure (dynamics::FireOptions::fail_unconverged)
+  not_converged = 9
 };
 /// The largest Failure code.
-inline constexpr int last_failure = static_cast<int>(Failure::cell);
+inline constexpr int last_failure = static_cast<int>(Failure::not_converged);
 
 /// A coordinate larger than this (in the run's length unit) means the system exploded: no atom of
 /// a system that dynamics can handle gets anywhere near it.

@@ -2,6 +2,9 @@
 // The size column is the bytes each rank sends (all_to_allv: in all, split over the ranks;
 // sparse_exchange: to each of its two ring neighbours).
 //
+// `noise_floor` times raw MPI_Iallreduce + MPI_Wait against itself: how far from 1 the machine
+// alone puts a ratio at that size in that run.
+//
 // Rows without a suffix use the process default of collective checks (off in a Release build of
 // Baton, on in a Debug build; BATON_CHECK_COLLECTIVES overrides it); `_checked` rows switch the
 // checks on, and in a build whose default is on, `_unchecked` rows switch them off.
@@ -111,18 +114,23 @@ void run_collectives(const baton::Communicator& comm, const Settings& settings) 
                 mpi_gatherv_into(preallocated.data());
               }));
 
+    // The noise floor: the same raw MPI call on both sides. Its ratio's distance from 1 is what
+    // the machine alone does to a ratio at this size in this run.
+    const auto raw_iall_reduce = [&] {
+      MPI_Request request;
+      baton::check_mpi(
+          MPI_Iallreduce(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, raw, &request),
+          "MPI_Iallreduce", raw);
+      baton::check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait", raw);
+    };
+    print(comm, settings,
+          compare(comm, settings, "noise_floor", bytes, raw_iall_reduce, raw_iall_reduce));
     rows(
         "iall_reduce",
         [&](const baton::Communicator& c) {
           baton::iall_reduce(c, send, recv, baton::ReduceOp::sum).wait();
         },
-        [&] {
-          MPI_Request request;
-          baton::check_mpi(
-              MPI_Iallreduce(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, raw, &request),
-              "MPI_Iallreduce", raw);
-          baton::check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait", raw);
-        });
+        raw_iall_reduce);
 
     // all_to_allv: rank r sends its n elements split over the ranks (the remainder to the last);
     // the receivers discover their counts. The raw peer exchanges the counts (MPI_Alltoall),

@@ -410,6 +410,22 @@ if(NOT rc EQUAL 0 OR frames MATCHES "failed" OR NOT frames MATCHES "fire-variant
   message(FATAL_ERROR "--fire-variant fire2 (${rc}):\n${out}\n${frames}")
 endif()
 
+# The conserved quantity of the last stage, where it has one (nve, nvt with nose-hoover); a stage
+# without one (langevin) does not pass on the one before it.
+foreach(case "fire,nve^--nve-steps^20!conserved=-[0-9]" "nve,langevin^--langevin-steps^20!none"
+             "nvt^--thermostat^nose-hoover^--nvt-steps^20!conserved=-[0-9]")
+  string(REPLACE "!" ";" parts "${case}")
+  list(GET parts 0 args)
+  list(GET parts 1 expected)
+  string(REPLACE "^" ";" args "${args}")
+  launch(1 --systems 2 --sizes 13 --stages ${args} --output ${WORK}/conserved.out.xyz)
+  file(STRINGS ${WORK}/conserved.out.xyz frames REGEX "system_id=")
+  if(NOT rc EQUAL 0 OR (expected STREQUAL "none" AND frames MATCHES "conserved")
+     OR (NOT expected STREQUAL "none" AND NOT frames MATCHES "${expected}"))
+    message(FATAL_ERROR "conserved quantity, --stages ${args} (${rc}):\n${out}\n${frames}")
+  endif()
+endforeach()
+
 # Streamed output and --resume. An unfinished run leaves its results in FILE.part (FILE appears only
 # when a run completes); a new run refuses to start over them (exit 2, the file untouched) unless
 # given --resume, which keeps their complete frames, drops a cut last frame, and runs only the rest.

@@ -71,7 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const HostSystem& b = again[0];
     if (s.id != b.id || s.species != b.species || !same(s.positions, b.positions) ||
         !same(s.velocities, b.velocities) || !same(s.masses, b.masses) ||
-        !same(s.energy, b.energy) || !same(s.fmax, b.fmax) || s.stage_steps != b.stage_steps ||
+        !same(s.energy, b.energy) || !same(s.fmax, b.fmax) || !same(s.conserved, b.conserved) ||
+        s.stage_steps != b.stage_steps ||
         std::memcmp(s.cell.data(), b.cell.data(), sizeof s.cell) != 0 || s.pbc != b.pbc ||
         std::memcmp(s.virial.data(), b.virial.data(), sizeof s.virial) != 0 || s.failed != b.failed)
       std::abort();

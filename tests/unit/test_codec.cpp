@@ -1,8 +1,8 @@
 // The systems codec (systems/codec.hpp) directly: HostSystems -> encode_host_systems ->
 // decode_host_systems, and through a SystemsBatch (append, pack, unpack, remove, copy back), give
-// the systems back exactly; the bytes it writes are those of format version 3 (expectations
+// the systems back exactly; the bytes it writes are those of format version 4 (expectations
 // generated with the codec as it was before its fields came from one table, systems/fields.hpp,
-// with version 3's movable flags added);
+// with version 3's movable flags and version 4's conserved quantities added);
 // malformed messages throw baton::Error naming baton::systems.
 #include <doctest/doctest.h>
 
@@ -52,6 +52,7 @@ void check_same(const HostSystem& a, const HostSystem& b) {
   CHECK(a.move_mask == b.move_mask);
   CHECK(same_bits(a.energy, b.energy));
   CHECK(same_bits(a.fmax, b.fmax));
+  CHECK(same_bits(a.conserved, b.conserved));
   for (std::size_t j = 0; j < 9; ++j)
     CHECK(same_bits(a.cell[j], b.cell[j]));
   for (std::size_t j = 0; j < 6; ++j)
@@ -98,6 +99,7 @@ std::vector<HostSystem> varied_systems(int stages) {
     s.fmax = k == 2 ? std::numeric_limits<double>::infinity() : 0.125 * k;
     for (std::size_t j = 0; j < 6; ++j)
       s.virial[j] = k == 0 ? nan : 0.5 * static_cast<double>(j) - k;
+    s.conserved = k == 1 ? nan : -3.5 * k + 0.0625;
     for (int j = 0; j < stages; ++j)
       s.stage_steps.push_back(std::int64_t(k) * 100 + j + (k == 3 ? (std::int64_t(1) << 40) : 0));
     if (k == 2 || k == 3) {
@@ -130,7 +132,8 @@ void check_rejected(F&& f) {
 
 // Two small systems whose encoding the format-version-2 codec wrote as below (generated with the
 // codec before systems/fields.hpp; the layout is docs/pipeline.md's), with format 3's movable
-// flags added (by hand: after the species).
+// flags added (by hand: after the species), and format 4's conserved quantities (after the
+// virials).
 std::vector<HostSystem> golden_systems() {
   HostSystem a;
   a.id = 42;
@@ -142,6 +145,7 @@ std::vector<HostSystem> golden_systems() {
   a.energy = -2.5;
   a.fmax = 0.75;
   a.virial = {1, 2, 3, 4, 5, 6};
+  a.conserved = -1.75;
   a.stage_steps = {11, 22, 33};  // cut to 2 stages
   HostSystem b;
   b.id = -7;
@@ -160,7 +164,7 @@ std::vector<HostSystem> golden_systems() {
 }
 
 const std::vector<std::int64_t> golden_ints = {
-    0x42545359, 3,  2, 5, 2, 0,  // header: magic, version, systems, atoms, stages, flags
+    0x42545359, 4,  2, 5, 2, 0,  // header: magic, version, systems, atoms, stages, flags
     42,         -7,              // id
     2,          3,               // count
     11,         22, 5, 0,        // stage_steps
@@ -169,19 +173,20 @@ const std::vector<std::int64_t> golden_ints = {
     0,          5,               // pbc bits
     0,          1};              // failed codes
 const std::vector<double> golden_reals = {
-    -2.5,  1.0,                                                                     // energy
-    0.75,  2.0,                                                                     // fmax
-    0.5,   1.5,  2.5,  -1.0, 0.25, 3.0, 1,  2,  3,  4,  5,  6,                      // positions
-    7,     8,    9.5,                                                               //
-    0.125, 0,    -0.5, 1,    2,    3,   0,  0,  0,  0,  0,  0, 0,   0,              // velocities
-    0,                                                                              //
-    63.5,  40.0, 1,    1,    1,                                                     // masses
-    0,     0,    0,    0,    0,    0,   0,  0,  0,  5,  0,  0, 0.5, 6, 0, 0, 0, 7,  // cells
-    1,     2,    3,    4,    5,    6,   -1, -2, -3, -4, -5, -6};                    // virials
+    -2.5,  1.0,                                                                      // energy
+    0.75,  2.0,                                                                      // fmax
+    0.5,   1.5,  2.5,  -1.0, 0.25, 3.0, 1,  2,  3,  4,  5,  6,                       // positions
+    7,     8,    9.5,                                                                //
+    0.125, 0,    -0.5, 1,    2,    3,   0,  0,  0,  0,  0,  0,  0,   0,              // velocities
+    0,                                                                               //
+    63.5,  40.0, 1,    1,    1,                                                      // masses
+    0,     0,    0,    0,    0,    0,   0,  0,  0,  5,  0,  0,  0.5, 6, 0, 0, 0, 7,  // cells
+    1,     2,    3,    4,    5,    6,   -1, -2, -3, -4, -5, -6,                      // virials
+    -1.75, nan};                                                                     // conserved
 
 }  // namespace
 
-TEST_CASE("codec: host systems encode to the format-version-3 bytes") {
+TEST_CASE("codec: host systems encode to the format-version-4 bytes") {
   SpeciesTable table;
   table.index("Cu");
   const HostPacked w = baton::systems::encode_host_systems(golden_systems(), table, 2);
@@ -190,7 +195,7 @@ TEST_CASE("codec: host systems encode to the format-version-3 bytes") {
   CHECK(table.names() == std::vector<std::string>{"Cu", "Ar", "Ni"});
 }
 
-TEST_CASE("codec: packed from a batch, systems give the format-version-3 bytes") {
+TEST_CASE("codec: packed from a batch, systems give the format-version-4 bytes") {
   SpeciesTable table;
   table.index("Cu");
   SystemsBatch batch({8, 32}, 2);

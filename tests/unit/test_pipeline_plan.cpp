@@ -98,7 +98,8 @@ TEST_CASE("wire header: sizes follow the counts, anything else is rejected") {
   const std::size_t nr = packed_real_count(2, 5);
   // header, id, count, 3 stage counters per system, species and movable per atom, pbc, failed
   CHECK(ni == 6 + 2 * 5 + 5 + 5 + 2 + 2);
-  CHECK(nr == 4 + 35 + 18 + 12);  // energy and fmax, 7 per atom, a 3x3 cell and a virial each
+  // energy and fmax, 7 per atom, a 3x3 cell, a virial and a conserved quantity each
+  CHECK(nr == 4 + 35 + 18 + 12 + 2);
   const PackedHeader w = decode_packed_header(h, ni, nr);
   CHECK(w.systems == 2);
   CHECK(w.end_of_stream());

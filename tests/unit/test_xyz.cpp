@@ -499,6 +499,24 @@ TEST_CASE("the virial is written as ASE's 3x3 virial key and read back bit-exact
                        doctest::Contains("virial must be 9 numbers (a 3x3 matrix)"), baton::Error);
 }
 
+TEST_CASE("the conserved quantity: written when known and not failed, read back bit-exactly") {
+  HostSystem s;
+  s.id = 4;
+  s.species = {"Ar"};
+  s.positions = {1, 2, 3};
+  CHECK(write_text({s}).find("conserved") == std::string::npos);  // NaN: not written
+  s.conserved = -1234.5678901234567;
+  const std::string text = write_text({s});
+  CHECK(text.find(" conserved=-1234.5678901234567") != std::string::npos);
+  const double back = read_text(text).at(0).conserved;
+  CHECK(std::memcmp(&back, &s.conserved, sizeof back) == 0);
+  s.failed = true;  // a failed system's numbers are not a result
+  s.failure = "non-finite energy";
+  CHECK(write_text({s}).find("conserved") == std::string::npos);
+  CHECK_THROWS_WITH_AS(read_text("1\nProperties=species:S:1:pos:R:3 conserved=x\nAr 0 0 0\n"),
+                       doctest::Contains("conserved must be a number"), baton::Error);
+}
+
 TEST_CASE("stress and pressure: -(virial + kinetic) / volume, for fully periodic systems only") {
   HostSystem s;
   s.id = 1;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -50,6 +51,13 @@ void stop_fixed_atoms(systems::SystemsBatch& batch, int first, int n) {
                                    v(i, d) = 0;
                              });
       });
+}
+
+void forget_conserved(systems::SystemsBatch& batch, int first, int n) {
+  if (n <= 0)
+    return;
+  Kokkos::deep_copy(Kokkos::subview(batch.conserved, std::make_pair(first, first + n)),
+                    std::numeric_limits<double>::quiet_NaN());
 }
 
 }  // namespace baton::dynamics::detail

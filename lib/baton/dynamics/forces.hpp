@@ -25,6 +25,10 @@ void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double c
 /// to 0: a stage's enter() does, whatever velocities they arrived with.
 void stop_fixed_atoms(systems::SystemsBatch& batch, int first, int n);
 
+/// Sets the conserved quantity (SystemsBatch::conserved) of slots [first, first + n) to NaN: a
+/// stage's enter() does, so that a system does not carry the last stage's into one without.
+void forget_conserved(systems::SystemsBatch& batch, int first, int n);
+
 /// Stores one system's results in the batch's per-system Views (by one thread of the team).
 template <class Batch>
 KOKKOS_INLINE_FUNCTION void store(const Batch& b, int s, const SystemForces& r, bool virial) {

@@ -34,6 +34,9 @@
 ///     KOKKOS_FUNCTION bool virial_each_step() const;  // every force call computes s.virial()
 ///     bool changes_cells() const;     // its steps call s.set_cell(): the host's copy of the
 ///                                     // cells is read back after each call
+///     template <class System> KOKKOS_FUNCTION double conserved(const System& s) const;
+///                                     // its conserved quantity (energy units), stored at the end
+///                                     // of every call (SystemsBatch::conserved; NaN without)
 ///
 /// where System is IntegratorSystem<kernel_t<Potential>>. Per call and system, the skeleton runs
 ///
@@ -255,6 +258,28 @@ template <class U, class S>
 struct has_step<U, S, std::void_t<decltype(std::declval<const U&>().step(std::declval<S&>()))>>
     : std::true_type {};
 
+template <class U, class S, class = void>
+struct has_conserved : std::false_type {};
+template <class U, class S>
+struct has_conserved<
+    U, S, std::void_t<decltype(std::declval<const U&>().conserved(std::declval<const S&>()))>>
+    : std::true_type {};
+
+/// Stores the Update's conserved(s), where it has one, as the system's conserved quantity
+/// (SystemsBatch::conserved): every thread of the team calls it (it may sum over atoms), one
+/// writes.
+template <class U, class S>
+KOKKOS_INLINE_FUNCTION void store_conserved(const U& update, const S& s, const TeamMember& team,
+                                            const systems::SystemsBatch::view<double*>& out,
+                                            int slot) {
+  if constexpr (has_conserved<U, S>::value) {
+    const double c = update.conserved(s);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { out(slot) = c; });
+  } else {
+    (void)update, (void)s, (void)team, (void)out, (void)slot;
+  }
+}
+
 template <class U, class = void>
 struct has_virial_each_step : std::false_type {};
 template <class U>
@@ -421,6 +446,7 @@ void IntegratorStage<Potential, Update>::enter(systems::SystemsBatch& batch, int
   detail::check_slots("IntegratorStage::enter", batch, first, n);
   if constexpr (detail::has_enter<Update>::value)
     update_.enter(batch, first, n);
+  detail::forget_conserved(batch, first, n);
   detail::stop_fixed_atoms(batch, first, n);
   enter_forces(potential_, batch, first, n, lists_, skin_);
 }
@@ -436,6 +462,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
   const long limit = update_.step_limit();
   constexpr int active = static_cast<int>(systems::SystemStatus::active);
   const std::string label = "baton::dynamics::" + name();
+  const auto conserved = batch.conserved;
   lists_.begin_call(batch, pot.cutoff_squared(), skin_);
   do {  // again for the rest of the steps when a neighbour list had to grow
     const detail::StageViews sv(batch, lists_);
@@ -463,6 +490,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
           team.team_barrier();  // every thread loaded the state before one stores it
           system.store_state();
           sv.finish(team, pot, sys);
+          detail::store_conserved(update, system, team, conserved, s);
         });
   } while (lists_.grow_after_call(batch));
   if (detail::update_changes_cells(update_))

@@ -287,6 +287,7 @@ void IntegratorStage<Model, Update>::enter(systems::SystemsBatch& batch, int fir
     update_.enter(batch, first, n);
   if (n == 0)
     return;
+  detail::forget_conserved(batch, first, n);
   detail::stop_fixed_atoms(batch, first, n);
   const double rc2 = potential_.kernel().rc2;
   detail::check_cutoff(batch, first, n, rc2);
@@ -319,6 +320,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
   const std::string label = "baton::dynamics::" + name();
   lists_.begin_call(batch, pot.rc2, skin_);
   const auto selected = work_->selection(n);
+  const auto conserved = batch.conserved;
   for (int k = 0;; ++k) {
     const bool first_step = k == 0;
     // Which systems take a step, and their moves up to the forces.
@@ -374,6 +376,7 @@ void IntegratorStage<Model, Update>::advance(systems::SystemsBatch& batch, int m
           team.team_barrier();
           system.store_state();
           after.store_system(team, sys);
+          detail::store_conserved(update, system, team, conserved, s);
         });
   }
   if (detail::update_changes_cells(update_))

@@ -57,6 +57,12 @@ struct NoseHooverUpdate {
                     nf * kt * state[0] + kt * state[1]);
   }
 
+  /// The conserved quantity: E_pot + E_kin + thermostat_energy().
+  template <class System>
+  KOKKOS_INLINE_FUNCTION double conserved(const System& s) const {
+    return s.energy() + verlet.kinetic(s) + thermostat_energy(s.state, s.degrees_of_freedom());
+  }
+
   template <class System>
   KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     chain_half(s);

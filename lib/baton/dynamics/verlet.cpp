@@ -68,7 +68,8 @@ VerletUpdate::VerletUpdate(const VerletOptions& p)
       steps(p.steps),
       draw(p.temperature >= 0),
       kt(p.units.boltz * p.temperature / p.units.mvv2e),
-      seed(p.seed) {}
+      seed(p.seed),
+      mvv2e(p.units.mvv2e) {}
 
 void VerletUpdate::enter(systems::SystemsBatch& batch, int first, int n) const {
   if (draw && n > 0)

@@ -58,6 +58,7 @@ struct VerletUpdate {
   bool draw;           ///< temperature >= 0: draw velocities on entry...
   double kt;           ///< ...with this k_B T / mvv2e
   std::uint64_t seed;  ///< ...and this seed
+  double mvv2e;        ///< mass x velocity^2 -> energy
 
   explicit VerletUpdate(const VerletOptions& p = {});
 
@@ -86,6 +87,18 @@ struct VerletUpdate {
       for (int d = 0; d < 3; ++d)
         s.v(i, d) += h * s.f(i, d);
     });
+  }
+  /// The kinetic energy (energy units).
+  template <class System>
+  KOKKOS_INLINE_FUNCTION double kinetic(const System& s) const {
+    return 0.5 * mvv2e * s.sum([&](int i) {
+      return s.mass(i) * (s.v(i, 0) * s.v(i, 0) + s.v(i, 1) * s.v(i, 1) + s.v(i, 2) * s.v(i, 2));
+    });
+  }
+  /// The conserved quantity: E_pot + E_kin.
+  template <class System>
+  KOKKOS_INLINE_FUNCTION double conserved(const System& s) const {
+    return s.energy() + kinetic(s);
   }
 };
 

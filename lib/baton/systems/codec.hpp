@@ -7,17 +7,17 @@
 /// host when not).
 ///
 /// Integers: a header of `packed_header_size` values
-///   [0] magic 0x42545359 ("BTSY")   [1] format version (3)   [2] systems n   [3] atoms m
+///   [0] magic 0x42545359 ("BTSY")   [1] format version (4)   [2] systems n   [3] atoms m
 ///   [4] stages k                     [5] flags (bit 0: end of stream, no more messages follow; bit
 ///   1: the sender stopped with an error; bit 2: the sender named new species labels, which it
 ///   sent before this message, on a channel of their own: see the pipeline's links.hpp)
 /// then id[n], count[n], stage_steps[n * k] (system by system), species[m], movable[m] (1 or 0;
 /// format 3), pbc[n] (bits), failed[n] (0 or 1).
 /// Doubles: energy[n], fmax[n], positions[3m], velocities[3m], masses[m] (atoms by system, in the
-/// order of the systems), cell[9n], virial[6n]. A message of 0 systems is valid (ints = header
-/// only, doubles empty). The fields, their order and sizes come from one table, fields.hpp
-/// (fields::batch_fields), which PackedLayout, the pack and unpack kernels and the host encode and
-/// decode iterate.
+/// order of the systems), cell[9n], virial[6n], conserved[n] (format 4). A message of 0 systems is
+/// valid (ints = header only, doubles empty). The fields, their order and sizes come from one
+/// table, fields.hpp (fields::batch_fields), which PackedLayout, the pack and unpack kernels and
+/// the host encode and decode iterate.
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -33,7 +33,7 @@
 namespace baton::systems {
 
 inline constexpr std::int64_t packed_magic = 0x42545359;
-inline constexpr std::int64_t packed_version = 3;
+inline constexpr std::int64_t packed_version = 4;
 inline constexpr int packed_header_size = 6;
 inline constexpr std::int64_t packed_end_of_stream = 1;
 /// Flag of the message a rank sends its neighbours when it stops with an error (0 systems).

@@ -29,7 +29,7 @@
 ///                 value rule and when it is written; a field that travels without a column says
 ///                 `using xyz = NoXyzColumn;` (below, "Extended XYZ")
 /// A field's wire position follows its place in batch_fields among the fields of its Wire: the
-/// order below is format version 3's (codec.hpp). The extended-XYZ reader and writer (xyz.cpp)
+/// order below is format version 4's (codec.hpp). The extended-XYZ reader and writer (xyz.cpp)
 /// iterate `xyz_fields`, the fields of batch_fields with a column, in that order too: it is the
 /// order of the columns Baton writes.
 
@@ -445,6 +445,17 @@ struct virial : Field<double, Per::system, 6, Wire::reals> {
   static void decode(HostSystem& s, int j, double v) { s.virial[static_cast<std::size_t>(j)] = v; }
 };
 
+/// The last stage's conserved quantity (NaN: none).
+struct conserved : Field<double, Per::system, 1, Wire::reals> {
+  static constexpr const char* name = "conserved";
+  template <class B>
+  static auto& view(B& b) {
+    return b.conserved;
+  }
+  static double encode(const HostSystem& s, int, Species&) { return s.conserved; }
+  static void decode(HostSystem& s, int, double v) { s.conserved = v; }
+};
+
 /// Steps in the current stage: 0 on arrival.
 struct steps : Field<std::int64_t, Per::system, 1, Wire::none> {
   static constexpr const char* name = "steps";
@@ -490,8 +501,8 @@ struct forces_stale : Field<int, Per::system, 1, Wire::none> {
 /// Every field of a batch. Among the fields of one Wire, this order is the wire format's.
 using batch_fields =
     FieldList<id, count, energy, fmax, stage_steps, species, positions, velocities, masses, movable,
-              pbc, failed, cell, virial, forces, system_of_atom, atom_scratch, list_origin, offset,
-              steps, status, scratch, list_built, forces_stale>;
+              pbc, failed, cell, virial, conserved, forces, system_of_atom, atom_scratch,
+              list_origin, offset, steps, status, scratch, list_built, forces_stale>;
 
 namespace detail {
 template <class F, class = void>

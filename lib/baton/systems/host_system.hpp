@@ -28,7 +28,10 @@ struct HostSystem {
   /// are zeroed, its velocity is 0, fmax leaves it out). ASE's FixAtoms, its `move_mask` column.
   std::vector<bool> move_mask;
   double energy = std::numeric_limits<double>::quiet_NaN();  ///< potential energy, if known
-  double fmax = std::numeric_limits<double>::quiet_NaN();    ///< largest atom force norm, if known
+  /// The conserved quantity of the last stage that ran it, where that stage has one (NVE,
+  /// Nose-Hoover; SystemsBatch::conserved), in energy units; NaN otherwise.
+  double conserved = std::numeric_limits<double>::quiet_NaN();
+  double fmax = std::numeric_limits<double>::quiet_NaN();  ///< largest atom force norm, if known
   /// Pair virial sum r_ij (x) F_ij: xx, yy, zz, xy, xz, yz (energy units), if known (NaN: not).
   std::array<double, 6> virial{
       std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),

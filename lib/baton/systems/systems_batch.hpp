@@ -147,6 +147,10 @@ class SystemsBatch {
   /// Pair virial sum r_ij (x) F_ij: xx, yy, zz, xy, xz, yz (energy units), set when forces are
   /// computed on entry to a stage and when the stage finishes the system (not every step).
   view<double* [6]> virial;
+  /// The conserved quantity of the stage that ran the system last (energy units), where that
+  /// stage has one (NVE: E_pot + E_kin; Nose-Hoover: with the thermostats' energy), set at the end
+  /// of each of its calls; NaN where it has none (the built-in stages set NaN on entry).
+  view<double*> conserved;
   view<std::int64_t*> steps;         ///< steps taken in the current stage
   view<std::int64_t**> stage_steps;  ///< [slot][stage]: steps each finished stage took
   view<int*> status;                 ///< SystemStatus as int

@@ -312,6 +312,7 @@ struct FrameKeys {
   std::optional<std::int64_t> id;
   double energy = std::numeric_limits<double>::quiet_NaN();
   double fmax = std::numeric_limits<double>::quiet_NaN();
+  double conserved = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::int64_t> steps;
   bool failed = false;
   std::string failure;
@@ -377,7 +378,7 @@ FrameKeys read_comment(const LineReader& reader) {
     const bool known = name == "properties" || name == "lattice" || name == "pbc" ||
                        name == "energy" || name == "fmax" || name == "system_id" ||
                        name == "failed" || name == "failure" || name == "virial" ||
-                       name.rfind("steps_", 0) == 0;
+                       name == "conserved" || name.rfind("steps_", 0) == 0;
     if (!known)
       continue;
     if (!seen.insert(name).second)
@@ -404,6 +405,8 @@ FrameKeys read_comment(const LineReader& reader) {
       keys.energy = number();
     else if (name == "fmax")
       keys.fmax = number();
+    else if (name == "conserved")
+      keys.conserved = number();
     else if (name == "system_id")
       keys.id = integer();
     else if (name == "virial") {  // a 3x3 matrix, as ASE writes it (9 numbers)
@@ -596,6 +599,10 @@ void append_frame(std::string& out, const HostSystem& s, const std::vector<std::
       append_number(out, pressure(*sigma));
     }
   }
+  if (std::isfinite(s.conserved) && !s.failed) {
+    out += " conserved=";
+    append_number(out, s.conserved);
+  }
   if (s.failed) {
     out += " failed=T";  // its numbers broke: not a result
     if (!s.failure.empty()) {
@@ -648,6 +655,7 @@ std::optional<HostSystem> read_frame(LineReader& reader, std::int64_t index) {
     system.pbc = *keys.pbc;
   system.energy = keys.energy;
   system.fmax = keys.fmax;
+  system.conserved = keys.conserved;
   system.failed = keys.failed;
   system.failure = std::move(keys.failure);
   if (keys.virial) {

@@ -15,7 +15,6 @@ side of it through rounding; steps as LAMMPS' force evaluations, less one: FIRE 
 forces again after each move back), and the energy per atom to 1e-12 relative. Exits 77 (skipped)
 without LAMMPS.
 """
-import argparse
 import os
 import random
 import re
@@ -23,6 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from lammps_run import arguments, result_words, run_lammps  # noqa: E402
 from strained_crystal import crystal  # noqa: E402
 
 FMAX = 1e-8
@@ -101,15 +101,8 @@ def lammps(lmp, work, name, units, periodic, pair, dt):
                      "alphashrink 0.99 halfstepback yes initialdelay yes vdfmax 2000",
                      f"minimize 0.0 {FMAX} 100000 1000000",
                      'print "RESULT $(pe/atoms:%.17g) $(fnorm:%.17g)"']
-    with open(os.path.join(work, f"{name}.in"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    run = subprocess.run([lmp, "-in", f"{name}.in", "-log", f"{name}.log", "-screen", "none",
-                          "-nocite"], cwd=work, capture_output=True, text=True)
-    log = open(os.path.join(work, f"{name}.log")).read()
-    if run.returncode != 0:
-        sys.exit(f"LAMMPS failed on {name} ({run.returncode}):\n{run.stdout}{run.stderr}"
-                 f"{log[-3000:]}")
-    words = [line.split() for line in log.splitlines() if line.startswith("RESULT ")][-1]
+    log = run_lammps(lmp, work, name, lines)
+    words = result_words(log)
     evaluations = int(re.search(r"Iterations, force evaluations = \d+ (\d+)", log).group(1))
     # LAMMPS counts a force evaluation per iteration and one more after each move back, and one
     # more in its first iteration (v = 0 counts as uphill there), at the positions it started
@@ -120,16 +113,9 @@ def lammps(lmp, work, name, units, periodic, pair, dt):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lmp", default="")
-    parser.add_argument("--pipeline", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--funcfl", default="")
-    args = parser.parse_args()
-    if not args.lmp or not os.access(args.lmp, os.X_OK):
-        print(f"SKIP: no LAMMPS executable (lmp) found ({args.lmp!r})")
+    args = arguments()
+    if args is None:
         return 77
-    os.makedirs(args.work, exist_ok=True)
     # name: (units, dt, periodic, LAMMPS pair lines, Baton options)
     cases = {
         "lj": ("lj", 0.005, False,

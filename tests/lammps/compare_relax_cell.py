@@ -10,13 +10,13 @@ tilted into a triclinic cell and jittered. Checked: the relaxed energy per atom 
 volume per atom to 1e-5 (relative), and Baton's final pressure (from the frame's `pressure`) within
 what its --fmax allows. Exits 77 (skipped) without LAMMPS.
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from lammps_run import arguments, result_words, run_lammps  # noqa: E402
 from strained_crystal import crystal, determinant  # noqa: E402
 
 # name: (units, lattice constant, cells, potential lines, baton options, nktv2p)
@@ -81,29 +81,14 @@ def lammps(lmp, work, name, units, pair):
         lines += ["fix relax all box/relax tri 0.0 vmax 0.001",
                   "minimize 0.0 1e-12 5000 50000", "unfix relax"]
     lines += ['print "RESULT $(pe/atoms:%.17g) $(vol/atoms:%.17g) $(press:%.17g)"']
-    with open(os.path.join(work, f"{name}.in"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    run = subprocess.run([lmp, "-in", f"{name}.in", "-log", f"{name}.log", "-screen", "none",
-                          "-nocite"], cwd=work, capture_output=True, text=True)
-    log = open(os.path.join(work, f"{name}.log")).read()
-    if run.returncode != 0:
-        sys.exit(f"LAMMPS failed on {name} ({run.returncode}):\n{run.stdout}{run.stderr}"
-                 f"{log[-3000:]}")
-    words = [line.split() for line in log.splitlines() if line.startswith("RESULT ")][-1]
+    words = result_words(run_lammps(lmp, work, name, lines))
     return {"energy": float(words[1]), "volume": float(words[2]), "pressure": float(words[3])}
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lmp", default="")
-    parser.add_argument("--pipeline", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--funcfl", default="")
-    args = parser.parse_args()
-    if not args.lmp or not os.access(args.lmp, os.X_OK):
-        print(f"SKIP: no LAMMPS executable (lmp) found ({args.lmp!r})")
+    args = arguments()
+    if args is None:
         return 77
-    os.makedirs(args.work, exist_ok=True)
     failures = []
     fmax = 1e-8
     print(f"{'case':5} {'atoms':>5} {'E/N Baton':>22} {'E/N LAMMPS':>22} {'rel':>8} "

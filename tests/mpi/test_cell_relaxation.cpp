@@ -100,32 +100,37 @@ TEST_CASE("variable-cell FIRE: a strained, sheared LJ crystal relaxes to the per
   const double a0 = equilibrium_lattice(lj);
   const double e0 = energy_per_atom(lj, a0);
   MESSAGE("perfect fcc, cutoff 2.5: a0 " << a0 << ", energy per atom " << e0);
-  bd::FireStage<bd::LennardJones> fire(lj, cell_fire());
-  Batch b({strained_crystal(a0, {0.04, -0.02, 0.01}, {0.05, -0.03, 0.02}, 0),
-           strained_crystal(a0, {-0.03, 0.0, 0.03}, {0.0, 0.04, 0.0}, 1)});
-  baton::test::run(fire, b, 500);
-  for (const bs::HostSystem& s : b.systems()) {
-    CHECK_FALSE(s.failed);
-    const double n = static_cast<double>(s.size());
-    const double volume = bs::cell_volume(s.cell) / n;
-    const auto p = pressure_tensor(s);
-    INFO("volume per atom " << volume << " (perfect crystal " << a0 * a0 * a0 / 4 << "), energy "
-                            << s.energy / n << " (" << e0 << "), pressure " << p[0] << " " << p[1]
-                            << " " << p[2] << " " << p[3] << " " << p[4] << " " << p[5]);
-    CHECK(s.fmax <= 1e-8);
-    CHECK(std::abs(volume / (a0 * a0 * a0 / 4) - 1) < 1e-7);
-    CHECK(std::abs(s.energy / n / e0 - 1) < 1e-10);
-    for (double x : p)
-      CHECK(std::abs(x) < 1e-7);
-  }
-  // The host's copy of the cells (what enter()'s cutoff check and the hand-off to the next
-  // stage read) is the relaxed cell, not the one the system arrived with.
-  const std::vector<bs::HostSystem> relaxed = b.systems();
-  for (std::size_t s = 0; s < relaxed.size(); ++s)
-    CHECK(b.batch.host_slots()[s].cell == relaxed[s].cell);
-  for (auto steps : b.steps()) {
-    MESSAGE("steps " << steps);
-    CHECK(steps < 1000);
+  // FIRE, and FIRE 2.0 (whose move back strains the cell back too, then restarts from new forces).
+  for (const bool fire2 : {false, true}) {
+    CAPTURE(fire2);
+    bd::FireStage<bd::LennardJones> fire(
+        lj, fire2 ? bd::FireOptions::fire2(0.05, cell_fire()) : cell_fire());
+    Batch b({strained_crystal(a0, {0.04, -0.02, 0.01}, {0.05, -0.03, 0.02}, 0),
+             strained_crystal(a0, {-0.03, 0.0, 0.03}, {0.0, 0.04, 0.0}, 1)});
+    baton::test::run(fire, b, 500);
+    for (const bs::HostSystem& s : b.systems()) {
+      CHECK_FALSE(s.failed);
+      const double n = static_cast<double>(s.size());
+      const double volume = bs::cell_volume(s.cell) / n;
+      const auto p = pressure_tensor(s);
+      INFO("volume per atom " << volume << " (perfect crystal " << a0 * a0 * a0 / 4 << "), energy "
+                              << s.energy / n << " (" << e0 << "), pressure " << p[0] << " " << p[1]
+                              << " " << p[2] << " " << p[3] << " " << p[4] << " " << p[5]);
+      CHECK(s.fmax <= 1e-8);
+      CHECK(std::abs(volume / (a0 * a0 * a0 / 4) - 1) < 1e-7);
+      CHECK(std::abs(s.energy / n / e0 - 1) < 1e-10);
+      for (double x : p)
+        CHECK(std::abs(x) < 1e-7);
+    }
+    // The host's copy of the cells (what enter()'s cutoff check and the hand-off to the next
+    // stage read) is the relaxed cell, not the one the system arrived with.
+    const std::vector<bs::HostSystem> relaxed = b.systems();
+    for (std::size_t s = 0; s < relaxed.size(); ++s)
+      CHECK(b.batch.host_slots()[s].cell == relaxed[s].cell);
+    for (auto steps : b.steps()) {
+      MESSAGE(std::string(fire2 ? "FIRE 2.0" : "FIRE") << " steps " << steps);
+      CHECK(steps < 1000);
+    }
   }
 }
 

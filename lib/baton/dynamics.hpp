@@ -17,6 +17,7 @@
 #include "baton/dynamics/model.hpp"
 #include "baton/dynamics/model_sum.hpp"
 #include "baton/dynamics/morse.hpp"
+#include "baton/dynamics/mtk.hpp"
 #include "baton/dynamics/neighbours.hpp"
 #include "baton/dynamics/nose_hoover.hpp"
 #include "baton/dynamics/potential.hpp"

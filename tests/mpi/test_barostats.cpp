@@ -3,7 +3,7 @@
 // variance (N + 1) (kT / P0)^2), and on a Lennard-Jones liquid, where the mean pressure must be
 // the target (with the kinetic part of N_f = 3N - 3: <P + kT / V> = P0) and the kinetic energy
 // canonical. Error bars: standard errors from the spread between independent systems (their own
-// velocities and noise); every check is within 3 of them. Seeds fixed.
+// velocities and noise); every check is within 3 of them. Seeds fixed. (MTK: test_mtk.cpp.)
 #include <doctest/doctest.h>
 
 #include <Kokkos_Core.hpp>
@@ -20,58 +20,16 @@
 #include "dynamics_batch.hpp"
 #include "estimate.hpp"
 #include "mpi_doctest.hpp"
+#include "npt_samples.hpp"
 
 namespace bd = baton::dynamics;
 namespace bs = baton::systems;
 using baton::test::Batch;
 using baton::test::Estimate;
 using baton::test::estimate;
-
-namespace {
-
-/// Per system and sample: volume, kinetic energy, and configurational + kinetic pressure.
-struct Sample {
-  double volume, kinetic, pressure;
-};
-Sample sample(const bs::HostSystem& s) {
-  Sample out{bs::cell_volume(s.cell), 0, 0};
-  for (double v : s.velocities)
-    out.kinetic += 0.5 * v * v;  // masses 1, LJ units
-  out.pressure = (2 * out.kinetic + s.virial[0] + s.virial[1] + s.virial[2]) / (3 * out.volume);
-  return out;
-}
-
-/// Runs `stage` on `b`: `warmup` steps, then `samples` samples `every` steps apart of each system.
-std::vector<std::vector<Sample>> run_samples(bd::Stage& stage, Batch& b, int warmup, int samples,
-                                             int every) {
-  stage.enter(b.batch, 0, b.batch.num_systems());
-  stage.advance(b.batch, warmup);
-  std::vector<std::vector<Sample>> out(static_cast<std::size_t>(b.batch.num_systems()));
-  for (int n = 0; n < samples; ++n) {
-    stage.advance(b.batch, every);
-    const std::vector<bs::HostSystem> now = b.systems();
-    for (std::size_t s = 0; s < now.size(); ++s) {
-      REQUIRE_FALSE(now[s].failed);
-      out[s].push_back(sample(now[s]));
-    }
-  }
-  return out;
-}
-
-/// Per system, the mean of f over its samples.
-template <class F>
-std::vector<double> means(const std::vector<std::vector<Sample>>& samples, F f) {
-  std::vector<double> out;
-  for (const auto& system : samples) {
-    double m = 0;
-    for (const Sample& x : system)
-      m += f(x) / static_cast<double>(system.size());
-    out.push_back(m);
-  }
-  return out;
-}
-
-}  // namespace
+using baton::test::means;
+using baton::test::run_samples;
+using baton::test::Sample;
 
 TEST_CASE("C-rescale on an ideal gas: the volume's mean and variance of the NPT ensemble") {
   // 64 systems of 32 atoms with a Morse potential of depth 1e-9 (forces negligible, finite at any

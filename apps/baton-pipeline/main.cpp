@@ -194,6 +194,8 @@ int main(int argc, char** argv) {
                   o.langevin.temperature;
               o.csvr.steps = o.nose_hoover.steps = o.nvt_steps;
               o.nose_hoover.tau = o.npt.tau = o.csvr.tau;
+              // npt with --barostat mtk: npt's dt, steps, temperature, tau, seed, units, skin
+              static_cast<baton::dynamics::ThermostatOptions&>(o.mtk) = o.npt;
               file = FilePotential::load(o);
               pipeline = build_pipeline(o, file);
               check_options(o, pipeline, world.size());

@@ -5,6 +5,7 @@
 #include <baton/baton.hpp>
 #include <baton/dynamics/crescale.hpp>
 #include <baton/dynamics/csvr.hpp>
+#include <baton/dynamics/mtk.hpp>
 #include <baton/dynamics/nose_hoover.hpp>
 #include <baton/models/torch_model.hpp>
 #include <boost/program_options.hpp>
@@ -52,7 +53,9 @@ struct Options {
   baton::dynamics::CsvrOptions csvr;  ///< nvt with csvr (dt, temperature, seed: from the others)
   baton::dynamics::NoseHooverOptions nose_hoover;  ///< nvt with nose-hoover (the same)
   baton::dynamics::CrescaleOptions npt;  ///< npt (dt, temperature, tau, seed: from the others)
-  std::string barostat = "crescale";     ///< npt's barostat
+  std::string barostat = "crescale";     ///< npt's barostat: crescale or mtk
+  std::string npt_coupling = "iso";      ///< mtk's strains: iso, aniso or tri
+  baton::dynamics::MtkOptions mtk;       ///< npt with mtk (from npt's, and --npt-coupling)
   double npt_compressibility = 0;        ///< in 1 / the pressure unit; 0: the units' default
 };
 

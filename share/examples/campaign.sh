@@ -1,7 +1,8 @@
 #!/bin/sh
 # A materials campaign in three stages: relax each cell to zero pressure (variable-cell FIRE), run
-# it at temperature (NVT, CSVR), then at temperature and pressure (NPT, C-rescale). Four strained
-# Lennard-Jones fcc cells; and, when Cu_u3.eam is given, two Cu cells with EAM in metal units.
+# it at temperature (NVT, CSVR), then at temperature and pressure (NPT). Four strained
+# Lennard-Jones fcc cells (C-rescale); and, when Cu_u3.eam is given, two Cu cells with EAM in metal
+# units (MTK, each axis on its own, as LAMMPS' fix npt aniso).
 #   share/examples/campaign.sh build/apps/baton-pipeline [/usr/share/lammps/potentials/Cu_u3.eam]
 # Prints each result's volume per atom and pressure; exits non-zero if a run fails.
 set -e
@@ -46,6 +47,6 @@ if [ -n "$eam" ]; then
   cells Cu 3 3.615 "1.02 0.99 1.00  0.98 1.01 1.02" > cu_cells.xyz
   $run "$pipeline" --input cu_cells.xyz --potential eam --potential-file "$eam" --stages fire,nvt,npt \
     --relax-cell --temperature 300 --pressure 1 --nvt-steps 500 --npt-steps 1000 \
-    --output cu_npt.xyz --progress off > cu.log
+    --barostat mtk --npt-coupling aniso --output cu_npt.xyz --progress off > cu.log
   report "Cu (EAM), 300 K, 1 bar:" cu_npt.xyz
 fi

@@ -75,8 +75,12 @@ check(baton-pipeline 2 "--fire-variant: --fire-variant, --fire-unconverged and -
 group(pipeline_values)
 check(baton-pipeline 2 "--pressure: is the target of fire --relax-cell and of the npt stage" --pressure 1)
 check(baton-pipeline 2 "--relax-cell: --cell-strain and --cell-mask act on" --cell-strain hydrostatic)
-check(baton-pipeline 2 "--barostat: mtk \\(the MTK Nose-Hoover barostat\\) is not available yet"
-      --stages npt --barostat mtk)
+check(baton-pipeline 2 "--barostat: must be crescale or mtk, not 'berendsen'" --stages npt
+      --barostat berendsen)
+check(baton-pipeline 2 "--npt-coupling: must be iso, aniso or tri, not 'xy'" --stages npt
+      --barostat mtk --npt-coupling xy)
+check(baton-pipeline 2 "--npt-coupling: crescale is isotropic only: give --barostat mtk for tri"
+      --stages npt --npt-coupling tri)
 check(baton-pipeline 2 "--compressibility: must be greater than 0" --stages npt --compressibility -1)
 check(baton-pipeline 2 "--barostat-period: must be greater than 0" --stages npt --barostat-period 0)
 check(baton-pipeline 2 "--cell-mask: must be six 0s and 1s" --relax-cell --cell-mask 1101)

@@ -231,6 +231,9 @@ void resolve_cell(Options& o, const dyn::Units& units) {
                "npt-coupling", "must be iso, aniso or tri, not '" + o.npt_coupling + "'");
   app::require(o.npt_coupling == "iso" || o.barostat == "mtk", "npt-coupling",
                "crescale is isotropic only: give --barostat mtk for " + o.npt_coupling);
+  app::require(o.npt_compressibility == 0 || o.barostat == "crescale", "compressibility",
+               "acts on --barostat crescale, not on mtk (--barostat-period sets its barostat's "
+               "mass)");
   o.npt.pressure = o.pressure / units.nktv2p;
   o.mtk.pressure = o.npt.pressure;
   o.mtk.tau_p = o.npt.tau_p;

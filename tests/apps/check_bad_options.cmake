@@ -81,6 +81,8 @@ check(baton-pipeline 2 "--npt-coupling: must be iso, aniso or tri, not 'xy'" --s
       --barostat mtk --npt-coupling xy)
 check(baton-pipeline 2 "--npt-coupling: crescale is isotropic only: give --barostat mtk for tri"
       --stages npt --npt-coupling tri)
+check(baton-pipeline 2 "--compressibility: acts on --barostat crescale, not on mtk" --stages npt
+      --barostat mtk --compressibility 1e-6)
 check(baton-pipeline 2 "--compressibility: must be greater than 0" --stages npt --compressibility -1)
 check(baton-pipeline 2 "--barostat-period: must be greater than 0" --stages npt --barostat-period 0)
 check(baton-pipeline 2 "--cell-mask: must be six 0s and 1s" --relax-cell --cell-mask 1101)

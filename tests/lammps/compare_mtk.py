@@ -13,13 +13,12 @@ conserved quantity (LAMMPS: pe + ke + f_1, which counts P0 (V - V0) where Baton 
 Limit: 1e-9 relative (the tilts: 1e-9 of the cell's length). Over those 200 steps the volume
 moves by about 2% and the tilts by 0.3 A. Exits 77 (skipped) without LAMMPS.
 """
-import argparse
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from lammps_run import run_lammps  # noqa: E402
+from lammps_run import arguments, run_lammps  # noqa: E402
 
 STEPS = 200
 NKTV2P = 1.6021765e6
@@ -72,16 +71,9 @@ def lammps(lmp, work, funcfl, coupling):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lmp", default="")
-    parser.add_argument("--baton", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--funcfl", default="")
-    args = parser.parse_args()
-    if not args.lmp or not os.access(args.lmp, os.X_OK) or not args.funcfl:
-        print(f"SKIP: no LAMMPS executable (lmp) or no Cu_u3.eam ({args.lmp!r}, {args.funcfl!r})")
+    args = arguments("baton", needs_funcfl=True)
+    if args is None:
         return 77
-    os.makedirs(args.work, exist_ok=True)
     names = ["pe", "ke", "volume", "lx", "ly", "lz", "xy", "xz", "yz", "conserved"]
     failures = []
     print(f"{'coupling':8} {'quantity':9} {'step 1':>22} {'step 200 Baton':>22} "

@@ -9,11 +9,13 @@ fluctuations, var V / (kT <V>), each within 3 combined standard errors. Baton's 
 8 independent systems (5 ps of equilibration, 20 ps sampled); LAMMPS' from 4 runs with their own
 velocity seeds (10 ps of equilibration, 40 ps sampled each). Exits 77 (skipped) without LAMMPS.
 """
-import argparse
 import math
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from lammps_run import arguments  # noqa: E402
 
 KT_EV = 8.617343e-5 * 300
 NKTV2P = 1.6021765e6
@@ -67,16 +69,9 @@ def lammps(lmp, work, funcfl):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lmp", default="")
-    parser.add_argument("--baton", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--funcfl", default="")
-    args = parser.parse_args()
-    if not args.lmp or not os.access(args.lmp, os.X_OK) or not args.funcfl:
-        print(f"SKIP: no LAMMPS executable or no Cu_u3.eam ({args.lmp!r}, {args.funcfl!r})")
+    args = arguments("baton", needs_funcfl=True)
+    if args is None:
         return 77
-    os.makedirs(args.work, exist_ok=True)
     b = baton(args.baton, args.funcfl)
     l = lammps(args.lmp, args.work, args.funcfl)
     failures = []

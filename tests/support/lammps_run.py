@@ -1,21 +1,25 @@
-"""What the LAMMPS minimisation references (tests/lammps/compare_relax_cell.py,
-tests/lammps/compare_fire2.py) share: their command line, and running LAMMPS on an input."""
+"""What the LAMMPS references (tests/lammps/compare_relax_cell.py, compare_fire2.py, compare_npt.py,
+compare_mtk.py) share: their command line, and running LAMMPS on an input."""
 import argparse
 import os
 import subprocess
 import sys
 
 
-def arguments():
-    """--lmp, --pipeline, --work, --funcfl; None (print SKIP) when there is no LAMMPS to run."""
+def arguments(binary="pipeline", needs_funcfl=False):
+    """--lmp, --BINARY (the Baton program the script runs), --work, --funcfl; None (print SKIP)
+    when there is no LAMMPS to run, or, with `needs_funcfl`, no Cu_u3.eam."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--lmp", default="")
-    parser.add_argument("--pipeline", required=True)
+    parser.add_argument(f"--{binary}", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--funcfl", default="")
     args = parser.parse_args()
     if not args.lmp or not os.access(args.lmp, os.X_OK):
         print(f"SKIP: no LAMMPS executable (lmp) found ({args.lmp!r})")
+        return None
+    if needs_funcfl and not args.funcfl:
+        print("SKIP: no Cu_u3.eam")
         return None
     os.makedirs(args.work, exist_ok=True)
     return args

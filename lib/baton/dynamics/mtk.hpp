@@ -238,9 +238,13 @@ struct MtkUpdate {
     r[8] = r[0] * r[4] - r[1] * r[3];
   }
 
-  /// The kinetic tensor (iso: its trace), in the axes `r` for aniso and tri.
+  /// The kinetic tensor (iso: its trace); for aniso and tri in the axes `r` (without: x, y, z).
   template <class System>
-  KOKKOS_INLINE_FUNCTION Kinetic kinetic_tensor(const System& s, const Axes& r = {}) const {
+  KOKKOS_INLINE_FUNCTION Kinetic kinetic_tensor(const System& s) const {
+    return kinetic_tensor(s, Axes());
+  }
+  template <class System>
+  KOKKOS_INLINE_FUNCTION Kinetic kinetic_tensor(const System& s, const Axes& r) const {
     s.barrier();  // every velocity written before they are summed
     Kinetic k;
     const double m = verlet.mvv2e;

@@ -64,6 +64,12 @@ void put(char* line, std::size_t& at, std::size_t size, const char* text) {
         break;
       done += static_cast<std::size_t>(n);
     }
+  } else {
+    // The other ranks give rank 0 a second to say so: a launcher that sees one rank end with an
+    // error may kill the rest at once (MPICH's hydra does), and rank 0's line was lost when
+    // another rank ended first (CI, about one run in two on a fast build). The launcher ends
+    // them when rank 0 has ended; sleep() is async-signal-safe.
+    ::sleep(1);
   }
   ::_exit(app::exit_stopped);
 }

@@ -1,7 +1,9 @@
 #pragma once
 // baton-pipeline stopped by SIGTERM or SIGINT (Slurm's time limit, scancel, Ctrl-C, mpiexec
-// forwarding either) while it runs: every rank ends at once with exit code app::exit_stopped, and
-// rank 0 first prints one line saying so and how many complete results FILE.part holds for
+// forwarding either) while it runs: every rank ends within a second with exit code
+// app::exit_stopped (rank 0 at once, the others a second later, so that a launcher that ends a job
+// when one rank ends cannot cut rank 0 short), and rank 0 first prints one line saying so and how
+// many complete results FILE.part holds for
 // --resume (with none, FILE.part is removed and the line says so). A signal that arrives while
 // rank 0 writes results is handled right after the write, so the count it prints is exactly what
 // the file holds.

@@ -117,7 +117,7 @@ struct MtkUpdate {
   template <class System>
   KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     if (!barostatted(s)) {  // a cluster (or a slab): the atoms' chain alone
-      atom_chain(s, kinetic_tensor(s));
+      atom_chain(s, kinetic_trace(s));
       verlet.before_forces(s);
       return;
     }
@@ -146,7 +146,7 @@ struct MtkUpdate {
   KOKKOS_INLINE_FUNCTION void after_forces(System& s) const {
     if (!barostatted(s)) {
       verlet.after_forces(s);
-      atom_chain(s, kinetic_tensor(s));
+      atom_chain(s, kinetic_trace(s));
       return;
     }
     Axes r;
@@ -238,22 +238,25 @@ struct MtkUpdate {
     r[8] = r[0] * r[4] - r[1] * r[3];
   }
 
-  /// The kinetic tensor (iso: its trace); for aniso and tri in the axes `r` (without: x, y, z).
+  /// Only the kinetic tensor's trace, in t[0] (what the atoms' chain alone needs; iso's whole
+  /// Kinetic).
   template <class System>
-  KOKKOS_INLINE_FUNCTION Kinetic kinetic_tensor(const System& s) const {
-    return kinetic_tensor(s, Axes());
+  KOKKOS_INLINE_FUNCTION Kinetic kinetic_trace(const System& s) const {
+    s.barrier();  // every velocity written before they are summed
+    Kinetic k;
+    k.t[0] = verlet.mvv2e * s.sum([&](int i) {
+      return s.mass(i) * (s.v(i, 0) * s.v(i, 0) + s.v(i, 1) * s.v(i, 1) + s.v(i, 2) * s.v(i, 2));
+    });
+    return k;
   }
+  /// The kinetic tensor, in the axes `r` for aniso and tri (iso: its trace).
   template <class System>
   KOKKOS_INLINE_FUNCTION Kinetic kinetic_tensor(const System& s, const Axes& r) const {
+    if (coupling == 0)
+      return kinetic_trace(s);
     s.barrier();  // every velocity written before they are summed
     Kinetic k;
     const double m = verlet.mvv2e;
-    if (coupling == 0) {
-      k.t[0] = m * s.sum([&](int i) {
-        return s.mass(i) * (s.v(i, 0) * s.v(i, 0) + s.v(i, 1) * s.v(i, 1) + s.v(i, 2) * s.v(i, 2));
-      });
-      return k;
-    }
     const int pairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
     for (int c = 0; c < 6; ++c) {
       const int a = pairs[c][0], b = pairs[c][1];

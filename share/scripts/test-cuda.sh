@@ -12,6 +12,10 @@
 #   --targets "T.."  build only these Baton targets (default: everything)
 #   --cmake-arg ARG  one more argument for Baton's configure (repeatable), e.g. -DBUILD_SHARED_LIBS=ON
 #   --tests REGEX    run only the ctest tests matching REGEX (default: all that were built)
+#   --skip-labels RE leave out the tests whose ctest labels match RE (e.g. "lammps|reference": tools
+#                    the GPU machine may lack)
+#   --jobs N         tests run at once (default: the cores, at most 8)
+#   --test-timeout S a test's time limit in seconds (default: 600)
 #   --build-only     stop after building (e.g. on a login node without a GPU; needs --arch)
 #   --test-only      only run the tests of an earlier --build-only
 # The tests run with the staged path (BATON_GPU_AWARE=0: device Views go through host buffers); when
@@ -19,10 +23,11 @@
 # summary are written to WORK/logs. Exit status: 0 when every run passed.
 set -euo pipefail
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ $# -ge 1 ] || usage
 kokkos_source=$1; shift
-arch="" work=build-cuda mpi_cxx="" targets="" tests="" steps=all cmake_args=()
+arch="" work=build-cuda mpi_cxx="" targets="" tests="" skip_labels="" test_jobs="" test_timeout=600
+steps=all cmake_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --arch) arch=$2; shift 2 ;;
@@ -31,6 +36,9 @@ while [ $# -gt 0 ]; do
     --targets) targets=$2; shift 2 ;;
     --cmake-arg) cmake_args+=("$2"); shift 2 ;;
     --tests) tests=$2; shift 2 ;;
+    --skip-labels) skip_labels=$2; shift 2 ;;
+    --jobs) test_jobs=$2; shift 2 ;;
+    --test-timeout) test_timeout=$2; shift 2 ;;
     --build-only) steps=build; shift ;;
     --test-only) steps="test"; shift ;;
     *) echo "test-cuda.sh: unknown option '$1'" >&2; usage ;;
@@ -140,8 +148,10 @@ run_tests() {
   local mode=$1 aware=$2
   echo "== tests, $mode path (BATON_GPU_AWARE=$aware)"
   # Several tests at a time share the GPU (PROCESSORS keeps ctest within the cores).
-  local args=(--test-dir "$work/baton" --output-on-failure --timeout 600 -j "$((jobs < 8 ? jobs : 8))")
+  local args=(--test-dir "$work/baton" --output-on-failure --timeout "$test_timeout"
+              -j "${test_jobs:-$((jobs < 8 ? jobs : 8))}")
   [ -z "$tests" ] || args+=(-R "$tests")
+  [ -z "$skip_labels" ] || args+=(-LE "$skip_labels")
   local rc=0
   BATON_GPU_AWARE=$aware ctest "${args[@]}" > "$work/logs/ctest-$mode.log" 2>&1 || rc=$?
   grep -E 'tests passed|tests failed|Total Test time' "$work/logs/ctest-$mode.log" || true

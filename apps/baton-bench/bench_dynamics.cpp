@@ -359,6 +359,71 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   }
 }
 
+// baton-bench scale: Baton alone at the sizes a GPU is judged at (no LAMMPS beside it: those sizes
+// are beyond a serial LAMMPS run in a bench), per rank. Cases with more atoms than --max-atoms are
+// skipped, so that a CPU can run the small end.
+//   nve_lj_32k     bench/in.lj's liquid (as nve_lj_liquid): 32,000 atoms, 100 NVE steps
+//   nve_lj_1m      the same at 64^3 unit cells: 1,048,576 atoms, 100 NVE steps
+//   fire_lj_32k    FIRE on that fcc lattice with 5% jitter, 32,000 atoms, 100 FIRE steps
+//   nve_lj55_bN    N = 10^3, 10^4, 10^5 perturbed LJ55 clusters (rc 3), 100 NVE steps each
+void run_scale(const baton::Communicator& comm, const Settings& settings) {
+  if (comm.rank() == 0 && !settings.json) {
+    std::printf(
+        "scale: Baton per rank alone (Kokkos %s, concurrency %d; median of %d), atom-steps per "
+        "second; cases over --max-atoms %ld are skipped\n",
+        Kokkos::DefaultExecutionSpace::name(), threads_per_rank(), settings.repeats,
+        settings.max_atoms);
+    std::printf("%-14s %-18s %14s %14s %8s\n", "op", "metric", "baton", "-", "-");
+    std::printf("%s\n", std::string(72, '-').c_str());
+  }
+  const auto fits = [&](const char* op, long atoms) {
+    if (atoms <= settings.max_atoms)
+      return true;
+    if (comm.rank() == 0 && !settings.json)
+      std::printf("%-14s skipped: %ld atoms > --max-atoms\n", op, atoms);
+    return false;
+  };
+  const double density_a = std::cbrt(4 / 0.8442);  // bench/in.lj's fcc at density 0.8442
+  bd::LennardJones lj;
+  lj.cutoff = 2.5;
+  lj.shift = false;
+  bd::VerletOptions nve;
+  nve.steps = 100;
+  for (const int n : {20, 64}) {
+    const char* op = n == 20 ? "nve_lj_32k" : "nve_lj_1m";
+    if (!fits(op, 4L * n * n * n))
+      continue;
+    const bs::HostSystem liquid =
+        with_velocities(bd::fcc_crystal({n, n, n}, density_a, "Ar", 1), 1.44, bd::Units::lj());
+    bd::VerletStage stage(lj, nve);
+    time_one_system(comm, settings, op, stage, liquid, 0);
+  }
+  if (fits("fire_lj_32k", 32000)) {
+    bd::FireStage fire(lj);
+    long steps = 0;
+    const double s = time_stage(
+        settings, fire, {bd::fcc_crystal({20, 20, 20}, density_a, "Ar", 1, 0.05, 7)}, 100, steps);
+    print_row(comm, settings, "fire_lj_32k", "atom_steps_per_s", 32000.0 * steps / s, 0);
+  }
+  bd::LennardJones lj3;
+  lj3.cutoff = 3.0;
+  bd::VerletOptions clusters_nve = nve;
+  clusters_nve.temperature = 0.1;
+  bd::VerletStage batch_stage(lj3, clusters_nve);
+  for (const long n : {1000L, 10000L, 100000L}) {
+    const std::string op = "nve_lj55_b" + std::to_string(n);
+    if (!fits(op.c_str(), 55 * n))
+      continue;
+    std::vector<bs::HostSystem> batch;
+    batch.reserve(static_cast<std::size_t>(n));
+    for (long id = 0; id < n; ++id)
+      batch.push_back(bd::perturbed_cluster(55, id, 1, 0.05, 1.122462048309373));
+    long steps = 0;
+    const double s = time_stage(settings, batch_stage, batch, 100, steps);
+    print_row(comm, settings, op, "atom_steps_per_s", 55.0 * static_cast<double>(steps) / s, 0);
+  }
+}
+
 // baton-bench models: a TorchScript model's NVE steps beside a built-in potential's, per rank.
 //   nve_lj55_torch  --lj-model (Lennard-Jones, rc 2.5, shifted: tests/models/make_models.py lj.pt)
 //                   on 64 LJ55 clusters, 100 steps, beside the built-in LennardJones on the same

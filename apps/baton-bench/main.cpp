@@ -2,6 +2,7 @@
 //   mpiexec -n 2 baton-bench p2p | collectives | all [--json] [--repeats N] [--max-bytes B]
 //   baton-bench dynamics [--json] [--repeats N]: LJ kernels beside LAMMPS, per rank
 //   baton-bench models --lj-model LJ.pt [--model M.pt]: TorchScript models beside built-ins
+//   baton-bench scale [--max-atoms N]: Baton alone at GPU sizes (32k, 1M atoms; 10^3-10^5 systems)
 //   mpiexec -n 2 baton-bench pipeline: a hand-off beside raw MPI; fire | nve efficiency per mode
 //   mpiexec -n 4 baton-bench shm: node gathers beside MPI_Gatherv, the broadcast queue beside
 //     MPI_Bcast, symmetric Views (one-sided put + flush) beside MPI_Send/MPI_Recv
@@ -21,6 +22,7 @@ namespace bench {
 void run_dynamics(const baton::Communicator& comm, const Settings& settings);  // bench_dynamics.cpp
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
 void run_models(const baton::Communicator& comm, const Settings& settings);    // bench_dynamics.cpp
+void run_scale(const baton::Communicator& comm, const Settings& settings);     // bench_dynamics.cpp
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -30,14 +32,15 @@ int main(int argc, char** argv) {
   spec.usage =
       "baton-bench: Baton against raw MPI on the same buffers, in the same run (ratio = baton_us / "
       "mpi_us)\n"
-      "  mpiexec -n 2 baton-bench [p2p | collectives | all | dynamics | models | pipeline | shm] "
-      "[options]\n"
+      "  mpiexec -n 2 baton-bench [p2p | collectives | all | dynamics | models | scale | pipeline "
+      "| shm] [options]\n"
       "  p2p, all and shm need at least 2 ranks\n\n";
   // clang-format off
   spec.options.add_options()
-    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics, models, pipeline or shm (shared memory: node gather, broadcast queue, symmetric Views)")
+    ("what", app::value(&what, std::string("all")), "p2p, collectives, all (those two), dynamics, models, scale (dynamics at GPU sizes, Baton alone), pipeline or shm (shared memory: node gather, broadcast queue, symmetric Views)")
     ("lj-model", po::value(&settings.lj_model), "models: a TorchScript Lennard-Jones (rc 2.5, shifted; tests/models/make_models.py writes lj.pt), timed beside the built-in one")
     ("model", po::value(&settings.model), "models: any energy-only TorchScript model, timed against batch size")
+    ("max-atoms", app::value(&settings.max_atoms, settings.max_atoms), "scale: skip the cases with more atoms than this (>= 1)")
     ("json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")
     ("repeats", app::value(&settings.repeats, settings.repeats), "median over this many repeats (>= 1)")
     ("seconds", app::value(&settings.seconds_per_repeat, settings.seconds_per_repeat), "target duration of one repeat (> 0)")
@@ -51,16 +54,17 @@ int main(int argc, char** argv) {
         baton::on_every_rank(
             world,
             [&] {
-              app::require(what == "p2p" || what == "collectives" || what == "all" ||
-                               what == "dynamics" || what == "models" || what == "pipeline" ||
-                               what == "shm",
-                           "what",
-                           "unknown benchmark '" + what +
-                               "' (p2p, collectives, all, dynamics, models, pipeline or shm)");
+              app::require(
+                  what == "p2p" || what == "collectives" || what == "all" || what == "dynamics" ||
+                      what == "models" || what == "scale" || what == "pipeline" || what == "shm",
+                  "what",
+                  "unknown benchmark '" + what +
+                      "' (p2p, collectives, all, dynamics, models, scale, pipeline or shm)");
               app::require(
                   what != "models" || !settings.lj_model.empty() || !settings.model.empty(),
                   "lj-model", "models needs --lj-model FILE or --model FILE");
               app::require(settings.repeats >= 1, "repeats", "must be at least 1");
+              app::require(settings.max_atoms >= 1, "max-atoms", "must be at least 1");
               app::require(
                   std::isfinite(settings.seconds_per_repeat) && settings.seconds_per_repeat > 0,
                   "seconds", "must be a finite number > 0");
@@ -82,6 +86,8 @@ int main(int argc, char** argv) {
           bench::run_dynamics(world, settings);
         } else if (what == "models") {
           bench::run_models(world, settings);
+        } else if (what == "scale") {
+          bench::run_scale(world, settings);
         } else if (what == "shm") {
           bench::print_header(world, settings);
           bench::run_node_gather(world, settings);

@@ -18,6 +18,7 @@ struct Settings {
   std::size_t max_bytes = std::size_t(16) << 20;  ///< at most largest_message
   bool json = false;
   std::string lj_model, model;  ///< baton-bench models: TorchScript files
+  long max_atoms = 6000000;     ///< baton-bench scale: cases with more atoms are skipped
 };
 
 struct Row {

@@ -10,6 +10,9 @@
 //                 and step_cost_vs_nve: a Langevin step's time over an NVE step's
 //   csvr_lj55     the same, 200 CSVR steps (T 0.1, tau 0.5), and its step_cost_vs_nve (Baton alone:
 //                 Debian's LAMMPS lacks fix temp/csvr, which is in its EXTRA-FIX package)
+//   npt_lj256x16  16 LJ liquid cells of 256 atoms (density 0.8442, T 1.44), 200 C-rescale NPT
+//                 steps (P0 2.5, tau_p 1), its step_cost_vs_nve (NVE on the same batch) and its
+//                 list_builds per system (Baton alone: the cost of cells that change every step)
 //   nve_lj_liquid LAMMPS' bench/in.lj: 32,000 atoms, fcc at density 0.8442, rc 2.5, skin 0.3,
 //   T 1.44,
 //                 100 steps
@@ -24,6 +27,7 @@
 #include <algorithm>
 #include <baton/collectives/collectives.hpp>
 #include <baton/dynamics/clusters.hpp>
+#include <baton/dynamics/crescale.hpp>
 #include <baton/dynamics/csvr.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/fire.hpp>
@@ -285,6 +289,33 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
             csvr_lammps);
   print_row(comm, settings, "csvr_lj55", "step_cost_vs_nve",
             (csvr_s / csvr_steps) / (nve_s / nve_steps), 0);
+
+  // NPT on a batch of small liquid cells: every step changes every cell (Baton alone).
+  {
+    bd::LennardJones lj;
+    lj.cutoff = 2.5;
+    std::vector<bs::HostSystem> cells;
+    for (int k = 0; k < 16; ++k)
+      cells.push_back(bd::fcc_crystal({4, 4, 4}, std::cbrt(4 / 0.8442), "Ar", k, 0.05, 5));
+    bd::VerletOptions nve_cells;
+    nve_cells.steps = 200;
+    nve_cells.temperature = 1.44;
+    bd::CrescaleOptions npt;
+    npt.steps = 200;
+    npt.temperature = 1.44;
+    npt.pressure = 2.5;
+    bd::VerletStage nve_stage(lj, nve_cells);
+    bd::CrescaleStage npt_stage(lj, npt);
+    long nve_cell_steps = 0, npt_steps = 0;
+    double builds = 0;
+    const double nve_cell_s = time_stage(settings, nve_stage, cells, 200, nve_cell_steps);
+    const double npt_s = time_stage(settings, npt_stage, cells, 200, npt_steps,
+                                    &npt_stage.neighbour_lists(), &builds);
+    print_row(comm, settings, "npt_lj256x16", "atom_steps_per_s", 256.0 * npt_steps / npt_s, 0);
+    print_row(comm, settings, "npt_lj256x16", "step_cost_vs_nve",
+              (npt_s / npt_steps) / (nve_cell_s / nve_cell_steps), 0);
+    print_row(comm, settings, "npt_lj256x16", "list_builds", builds / 16, 0);
+  }
 
   // Periodic: the LJ liquid of bench/in.lj, 32,000 atoms.
   {

@@ -1,7 +1,8 @@
 // Neighbour lists: forces over the lists equal forces over all pairs (periodic orthorhombic and
 // triclinic cells, slabs, cells too small for image-carrying lists, clusters, EAM, the GPU loop,
 // which agrees with the host loop to 1e-12),
-// lists are rebuilt only when an atom moved more than half the skin or the slot changed, and a
+// lists are rebuilt only when an atom moved more than half the skin (against its origin carried by
+// the cell's deformation, which may itself force a rebuild) or the slot changed, and a
 // list that does not fit grows, or loops over all pairs, without losing or adding steps.
 #include <doctest/doctest.h>
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <baton/core/error.hpp>
+#include <baton/dynamics/crescale.hpp>
 #include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/forces.hpp>
 #include <baton/dynamics/lattice.hpp>
@@ -93,6 +95,44 @@ void move_atom(Batch& b, int i, double d) {
   auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.positions);
   x(i, 0) += d;
   Kokkos::deep_copy(b.batch.positions, x);
+}
+
+// Deforms the cell of every system by F (h -> h F, cell vectors as rows) and carries every atom
+// with it (x -> x F), on the batch's own memory.
+void deform(Batch& b, const std::array<double, 9>& f) {
+  auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.positions);
+  auto cell = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.batch.cell);
+  const auto times_f = [&](const double* r, double* out) {
+    for (int e = 0; e < 3; ++e)
+      out[e] = r[0] * f[static_cast<std::size_t>(e)] + r[1] * f[static_cast<std::size_t>(3 + e)] +
+               r[2] * f[static_cast<std::size_t>(6 + e)];
+  };
+  for (std::size_t i = 0; i < x.extent(0); ++i) {
+    const double r[3] = {x(i, 0), x(i, 1), x(i, 2)};
+    double out[3];
+    times_f(r, out);
+    for (int d = 0; d < 3; ++d)
+      x(i, d) = out[d];
+  }
+  for (std::size_t s = 0; s < cell.extent(0); ++s)
+    for (int k = 0; k < 3; ++k) {
+      const double r[3] = {cell(s, 3 * k), cell(s, 3 * k + 1), cell(s, 3 * k + 2)};
+      double out[3];
+      times_f(r, out);
+      for (int d = 0; d < 3; ++d)
+        cell(s, 3 * k + d) = out[d];
+    }
+  Kokkos::deep_copy(b.batch.positions, x);
+  Kokkos::deep_copy(b.batch.cell, cell);
+  b.batch.cells_changed();
+}
+
+// I + scale g.
+std::array<double, 9> near_identity(const std::array<double, 9>& g, double scale) {
+  std::array<double, 9> f{};
+  for (std::size_t k = 0; k < 9; ++k)
+    f[k] = (k % 4 == 0 ? 1.0 : 0.0) + scale * g[k];
+  return f;
 }
 
 }  // namespace
@@ -267,6 +307,83 @@ TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {
   // A different skin or cutoff forgets every list.
   forces_with(lj, listed, lists, 0.5, true);
   CHECK(lists.builds() == first + 2);
+}
+
+TEST_CASE("a list outlives small cell deformations while it holds every pair within the cutoff") {
+  // The rule: rebuild when 2 max_i |x_i - x0_i F| + |F - I| (rc + skin) > skin. Here rc + skin
+  // = 2.9, skin = 0.4 and |F - I| = 0.05: an atom may move 0.1275 from its carried origin.
+  const bd::LennardJones lj = lj25();
+  const double skin = 0.4;
+  const std::array<double, 9> g = {0.4, 0.2, 0, 0, -0.6, 0.4, 0.2, 0, 0.5};  // |g| = 1.005
+  for (const double tilt : {0.0, 0.15}) {
+    for (const bool half : {true, false}) {
+      CAPTURE(tilt);
+      CAPTURE(half);
+      Batch listed({crystal(6, tilt, {true, true, true})});
+      bd::NeighbourLists lists(bd::NeighbourOptions{}), none(never_lists());
+      forces_with(lj, listed, lists, skin, half);
+      const auto first = lists.builds();
+      const auto same_as_all_pairs = [&] {
+        Batch all(listed.systems());
+        forces_with(lj, all, none, skin, half);
+        check_same(listed, all);
+      };
+      // Strained by 5% (|F - I| = 0.05025), one atom 0.12 from where it was carried: kept.
+      deform(listed, near_identity(g, 0.05));
+      move_atom(listed, 100, 0.12);
+      forces_with(lj, listed, lists, skin, half);
+      CHECK(lists.builds() == first);
+      same_as_all_pairs();
+      // 0.01 more makes it 0.13 > 0.1275: rebuilt, at this cell.
+      move_atom(listed, 100, 0.01);
+      forces_with(lj, listed, lists, skin, half);
+      CHECK(lists.builds() == first + 1);
+      same_as_all_pairs();
+      // Compressed by 15% with no atom moving against it: pairs 2.9 apart come within 2.5, so the
+      // list could miss them (|F - I| rl = 0.74 > skin): rebuilt.
+      // (The denser system's lists then outgrow their capacity: built once more, grown.)
+      deform(listed, near_identity({-1, 0, 0, 0, -1, 0, 0, 0, -1}, 0.15));
+      forces_with(lj, listed, lists, skin, half);
+      CHECK(lists.builds() >= first + 2);
+      same_as_all_pairs();
+    }
+  }
+}
+
+TEST_CASE("an NPT stage keeps its lists through its small cell steps, with all pairs' forces") {
+  // C-rescale changes every cell at every step. 100 steps of a 500-atom liquid cell with lists
+  // follow the same trajectory as with all pairs, and build few lists.
+  const bd::LennardJones lj = lj25();
+  bd::CrescaleOptions p;
+  p.steps = 1000;
+  p.temperature = 1.2;
+  p.pressure = 2;
+  p.tau_p = 0.5;
+  bd::CrescaleOptions p_all = p;
+  p_all.neighbours = never_lists();
+  bd::CrescaleStage listed_stage(lj, p), all_stage(lj, p_all);
+  Batch listed({crystal(5, 0.1, {true, true, true})}), all({crystal(5, 0.1, {true, true, true})});
+  listed_stage.enter(listed.batch, 0, 1);
+  all_stage.enter(all.batch, 0, 1);
+  const auto entered = listed_stage.neighbour_lists().builds();
+  listed_stage.advance(listed.batch, 100);
+  all_stage.advance(all.batch, 100);
+  REQUIRE(listed.steps()[0] == 100);
+  REQUIRE(all.steps()[0] == 100);
+  const auto sl = listed.systems()[0], sa = all.systems()[0];
+  double worst = 0, strain = 0;
+  for (std::size_t i = 0; i < sl.positions.size(); ++i)
+    worst = std::max(worst, std::abs(sl.positions[i] - sa.positions[i]));
+  for (std::size_t k = 0; k < 9; ++k) {
+    worst = std::max(worst, std::abs(sl.cell[k] - sa.cell[k]));
+    strain = std::max(strain, std::abs(sl.cell[k] - crystal(5, 0.1, {true, true, true}).cell[k]));
+  }
+  CHECK(worst < 1e-9);
+  CHECK(std::abs(sl.energy - sa.energy) < 1e-9 * std::abs(sa.energy));
+  CHECK(strain > 1e-3);  // the cell did move
+  const auto built = listed_stage.neighbour_lists().builds() - entered;
+  MESSAGE("lists built in 100 NPT steps: " << built);
+  CHECK(built <= 25);
 }
 
 TEST_CASE("one lists object over two batches whose systems look alike") {

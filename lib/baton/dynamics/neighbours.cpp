@@ -33,11 +33,10 @@ void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_s
     data_.bin_start = D::view<int*>("baton::neighbours::bin_start", atoms);
     data_.bin_fill = D::view<int*>("baton::neighbours::bin_fill", atoms);
     data_.sorted = D::view<int*>("baton::neighbours::sorted", atoms);
-    data_.x_cells = D::view<double* [3]>("baton::neighbours::x_cells", atoms);
+    data_.whole = D::view<double* [3]>("baton::neighbours::whole", atoms);
     data_.x_now = D::view<double* [3]>("baton::neighbours::x_now", atoms);
     data_.key = D::view<int* [7]>("baton::neighbours::key", systems);
     data_.key_id = D::view<std::int64_t*>("baton::neighbours::key_id", systems);
-    data_.key_cell = D::view<double* [9]>("baton::neighbours::key_cell", systems);
     data_.call_first = D::view<std::int64_t*>("baton::neighbours::call_first", systems);
     if (data_.builds.data() == nullptr)
       data_.builds = D::view<std::int64_t>("baton::neighbours::builds");
@@ -57,6 +56,7 @@ void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_s
   }
   data_.x_ref = batch.list_origin;
   data_.origin_built = batch.list_built;
+  data_.origin_cell = batch.list_cell;
   data_.needed = batch.list_overflow;
   data_.max_capacity = settings_.max_neighbours;
   data_.all_pairs_below = settings_.all_pairs_below;

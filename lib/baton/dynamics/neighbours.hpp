@@ -2,11 +2,18 @@
 /// \file
 /// Batched neighbour lists: for every system of a batch at once, inside the stages' kernels, the
 /// atoms j within the potential's cutoff plus a skin of each atom i, found through bins (a cell
-/// list) so that building a system's list is O(N). A system's list is rebuilt from the current
-/// positions only when one of its atoms moved more than half the skin since the last build (its
-/// origin, which travels with the system: systems::SystemsBatch::list_origin), so between builds
-/// every pair closer than the cutoff is in the list; when its slot, rows or cell change the same
-/// list is built again from the same origin.
+/// list) so that building a system's list is O(N). A list is built for an origin: the positions
+/// and the cell at a build (systems::SystemsBatch::list_origin and list_cell, which travel with the
+/// system). It is rebuilt from the current positions and cell only when the pairs closer than the
+/// cutoff may no longer all be in it: with F the cell's deformation since the origin (h = h0 F,
+/// cell vectors as rows) and d_i = x_i - x0_i F each atom's move from its affinely carried origin,
+/// when
+///
+///     2 max_i |d_i| + |F - I| (cutoff + skin) > skin      (|.|: the Frobenius norm)
+///
+/// which at a fixed cell is LAMMPS' rule (an atom moved more than half the skin). So a barostat's
+/// small cell changes do not rebuild lists every step. When its slot or rows change, the same list
+/// is built again from the same origin.
 ///
 /// Small systems keep looping over all pairs (NeighbourOptions::all_pairs_below). A list that
 /// does not fit its capacity is never truncated: that force evaluation walks the build's bins
@@ -120,13 +127,14 @@ struct NeighbourData {
   /// list was built from, travelling with the system through slot moves.
   view<double* [3]> x_ref;
   view<int*> origin_built;
-  view<double* [3]> x_cells;  ///< the whole cells each atom was in then (shifted lists)
-  view<double* [3]> x_now;    ///< positions less x_cells, for one force evaluation
+  view<double* [9]> origin_cell;  ///< the batch's list_cell: the cell of each system's origin
+  /// The whole cells (along a, b, c) each atom's origin lay beyond, at the build (shifted lists).
+  view<double* [3]> whole;
+  view<double* [3]> x_now;  ///< positions less their whole cells in the current cell
   /// Per slot: first atom row, atoms, pbc bits, half (1) or full (0), largest list needed, 1 when
   /// a list was built for it, 1 when its entries carry images (else: minimum image per pair).
   view<int* [7]> key;
   view<std::int64_t*> key_id;      ///< per slot: the system id it was built for
-  view<double* [9]> key_cell;      ///< per slot: the cell it was built for
   view<std::int64_t*> call_first;  ///< per slot: its steps when the stage call began
   view<std::int64_t> builds;       ///< lists built since creation
   view<int> needed;  ///< the batch's list_overflow: largest list needed that did not fit (<= max)
@@ -151,10 +159,8 @@ struct NeighbourData {
     const bool shifted_now =
         !min_image && (cell.periodic[0] || cell.periodic[1] || cell.periodic[2]);
     if (shifted_now) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-        for (int d = 0; d < 3; ++d)
-          x_now(i, d) = x(i, d) - x_cells(i, d);
-      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
+                           [&](int i) { less_whole_cells(cell, x, i); });
       team.team_barrier();
     }
     ListPairs p{list, num, shifted_now ? x_now : x, {}, min_image, cell};
@@ -166,6 +172,28 @@ struct NeighbourData {
     return p;
   }
 
+  /// x_now(i) = x(i) less the whole cells of atom i's origin, as vectors of `cell`.
+  KOKKOS_INLINE_FUNCTION void less_whole_cells(const systems::CellImage& cell, const Positions& x,
+                                               int i) const {
+    for (int d = 0; d < 3; ++d)
+      x_now(i, d) = x(i, d) - (whole(i, 0) * cell.h[d] + whole(i, 1) * cell.h[3 + d] +
+                               whole(i, 2) * cell.h[6 + d]);
+  }
+
+  /// The deformation F = h0^-1 h of the cell since the origin of `slot` (row vectors: r -> r F;
+  /// f[3 d + e] is F's element d, e). All zero when the origin's cell cannot be inverted.
+  KOKKOS_INLINE_FUNCTION void deformation(int slot, const systems::CellImage& cell,
+                                          double* f) const {
+    double h0[9];
+    for (int k = 0; k < 9; ++k)
+      h0[k] = origin_cell(slot, k);
+    const systems::CellImage c0 = systems::make_cell_image(h0, 7);
+    for (int d = 0; d < 3; ++d)
+      for (int e = 0; e < 3; ++e)
+        f[3 * d + e] = c0.inv[3 * d] * cell.h[e] + c0.inv[3 * d + 1] * cell.h[3 + e] +
+                       c0.inv[3 * d + 2] * cell.h[6 + e];
+  }
+
   /// Makes the list of the system in `slot` (atom rows [begin, end), id `id`, cell `cell`)
   /// current, rebuilding it when it is stale; returns the longest list any of its atoms needs,
   /// which is usable when it is at most `capacity`. Every thread of the team gets the result.
@@ -175,33 +203,65 @@ struct NeighbourData {
                                      const Positions& x) const {
     const int pbc =
         (cell.periodic[0] ? 1 : 0) | (cell.periodic[1] ? 2 : 0) | (cell.periodic[2] ? 4 : 0);
-    bool same = key(slot, 5) == 1 && key(slot, 0) == begin && key(slot, 1) == end - begin &&
-                key(slot, 2) == pbc && key(slot, 3) == (Half ? 1 : 0) && key_id(slot) == id;
-    for (int k = 0; k < 9; ++k)
-      same = same && key_cell(slot, k) == cell.h[k];
-    // Moved: some atom is more than half the skin from the list's origin (or there is none).
+    const bool same = key(slot, 5) == 1 && key(slot, 0) == begin && key(slot, 1) == end - begin &&
+                      key(slot, 2) == pbc && key(slot, 3) == (Half ? 1 : 0) && key_id(slot) == id;
+    // Moved: the origin's list may miss a pair now closer than the cutoff (or there is none).
     bool moved = origin_built(slot) != 1;
-    if (!moved)
+    bool same_cell = !moved;
+    for (int k = 0; k < 9; ++k)
+      same_cell = same_cell && origin_cell(slot, k) == cell.h[k];
+    if (!moved && same_cell) {
       moved = team_max(team, begin, end, [&](int i) {
                 double d2 = 0;
                 for (int d = 0; d < 3; ++d)
                   d2 += (x(i, d) - x_ref(i, d)) * (x(i, d) - x_ref(i, d));
                 return d2 > half_skin2 ? 1.0 : 0.0;
               }) > 0;
+    } else if (!moved) {  // the cell deformed: atoms move against their carried origins
+      double f[9];
+      deformation(slot, cell, f);
+      double strain2 = 0;
+      for (int d = 0; d < 3; ++d)
+        for (int e = 0; e < 3; ++e) {
+          const double g = f[3 * d + e] - (d == e ? 1.0 : 0.0);
+          strain2 += g * g;
+        }
+      const double skin = 2 * math_sqrt(half_skin2);
+      const double room = 0.5 * (skin - math_sqrt(strain2) * math_sqrt(list_cutoff2));
+      moved = !(room > 0);  // also when the strain is not a number
+      if (!moved)
+        moved = team_max(team, begin, end, [&](int i) {
+                  double d2 = 0;
+                  for (int e = 0; e < 3; ++e) {
+                    const double carried =
+                        x_ref(i, 0) * f[e] + x_ref(i, 1) * f[3 + e] + x_ref(i, 2) * f[6 + e];
+                    d2 += (x(i, e) - carried) * (x(i, e) - carried);
+                  }
+                  return d2 > room * room ? 1.0 : 0.0;
+                }) > 0;
+    }
     if (same && !moved)
       return key(slot, 4);
     team.team_barrier();  // every thread has read the key and the origin before they change
-    if (moved) {          // a new origin: the current positions
+    if (moved) {          // a new origin: the current positions and cell
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
         for (int d = 0; d < 3; ++d)
           x_ref(i, d) = x(i, d);
       });
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { origin_built(slot) = 1; });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (int k = 0; k < 9; ++k)
+          origin_cell(slot, k) = cell.h[k];
+        origin_built(slot) = 1;
+      });
       team.team_barrier();
+      return build<Half>(team, slot, id, begin, end, cell, x_ref, pbc);
     }
     // Otherwise the slot, the rows or this object changed: the same list again, from the same
     // origin, so that a system's pairs (and their order) never depend on where it sits.
-    return build<Half>(team, slot, id, begin, end, cell, x_ref, pbc);
+    double h0[9];
+    for (int k = 0; k < 9; ++k)
+      h0[k] = origin_cell(slot, k);
+    return build<Half>(team, slot, id, begin, end, systems::make_cell_image(h0, pbc), x_ref, pbc);
   }
 
   // The build's parts (also used by BinPairs).
@@ -317,22 +377,23 @@ struct NeighbourData {
   }
 
   /// Calls f(j, image code, dx, dy, dz) for every neighbour j of atom i (j > i when Half) closer
-  /// than rl at positions xw (less the build's whole cells, x_cells), found through the bins `g` of
-  /// the last build: the bins up to `reach` away from its own. Along a periodic axis at least rl
-  /// wide, each image of j the stencil meets is a distinct one: with more than 2 reach bins the
-  /// stencil wraps around (and the wrap is the image); with fewer, every bin is visited and the
-  /// images of j within rl / width (fractional) are tried. Such entries carry their image
-  /// (`shifted`) and force evaluations need no minimum images. Only a periodic axis narrower than
-  /// rl makes entries minimum images (cutoff_problem still keeps the cutoff within half the width).
-  /// Valid while no atom moved more than half the skin since the build.
+  /// than rl at positions xw (less their whole cells, x_now) in `cell`, found through the bins `g`
+  /// the last build made in `bin_cell` (its origin's cell): the bins up to `reach` away from i's.
+  /// Along a periodic axis at least rl wide, each image of j the stencil meets is a distinct one:
+  /// with more than 2 reach bins the stencil wraps around (and the wrap is the image); with fewer,
+  /// every bin is visited and the images of j within rl / width (fractional) are tried. Such
+  /// entries carry their image (`shifted`) and force evaluations need no minimum images. Only a
+  /// periodic axis narrower than rl makes entries minimum images (cutoff_problem still keeps the
+  /// cutoff within half the width). Complete while refresh()'s rule holds (see the file's top).
   template <bool Half, class F>
-  KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const systems::CellImage& cell,
-                                             bool shifted, int begin, int i, const Positions& xw,
+  KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const systems::CellImage& bin_cell,
+                                             const systems::CellImage& cell, bool shifted,
+                                             int begin, int i, const Positions& xw,
                                              const F& f) const {
     const double rl2 = list_cutoff2;
     const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
     int c[3];
-    bin_coords(g, cell, i, c);
+    bin_coords(g, bin_cell, i, c);
     // Along each axis, the bins to visit and the image of j each stands for.
     int bin[3][6], image[3][6], span[3];
     for (int k = 0; k < 3; ++k) {
@@ -439,7 +500,7 @@ struct NeighbourData {
       double w[3];
       bin_coords(g, cell, i, c, w);
       for (int d = 0; d < 3; ++d)
-        x_cells(i, d) = w[0] * cell.h[d] + w[1] * cell.h[3 + d] + w[2] * cell.h[6 + d];
+        whole(i, d) = w[d];
       const int b = (c[0] * g.nb[1] + c[1]) * g.nb[2] + c[2];
       bin_of(i) = b;
       Kokkos::atomic_fetch_add(&bin_fill(begin + b), 1);
@@ -474,14 +535,12 @@ struct NeighbourData {
     bool shifted = true;
     for (int k = 0; k < 3; ++k)
       shifted = shifted && (!pbc || !cell.periodic[k] || g.wide[k]);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-      for (int d = 0; d < 3; ++d)
-        x_now(i, d) = x(i, d) - x_cells(i, d);
-    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
+                         [&](int i) { less_whole_cells(cell, x, i); });
     team.team_barrier();
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
       int m = 0;
-      each_candidate<Half>(g, cell, shifted, begin, i, x_now,
+      each_candidate<Half>(g, cell, cell, shifted, begin, i, x_now,
                            [&](int j, int code, double, double, double) {
                              if (m < capacity)
                                list(i, m) = j * image_codes + code;
@@ -500,8 +559,6 @@ struct NeighbourData {
       key(slot, 5) = 1;
       key(slot, 6) = shifted ? 1 : 0;
       key_id(slot) = id;
-      for (int k = 0; k < 9; ++k)
-        key_cell(slot, k) = cell.h[k];
       Kokkos::atomic_fetch_add(&builds(), std::int64_t(1));
       if (longest > capacity && longest <= max_capacity)
         Kokkos::atomic_fetch_max(&needed(), longest);
@@ -516,31 +573,38 @@ struct NeighbourData {
 struct BinPairs {
   NeighbourData lists;
   NeighbourData::Bins bins;
-  systems::CellImage cell;
+  systems::CellImage bin_cell;  ///< the cell of the build's origin, which the bins are in
+  systems::CellImage cell;      ///< the cell now
   bool shifted = false;
   int begin = 0;
-  Positions xw;  ///< positions less the build's whole cells (x_now)
+  Positions xw;  ///< positions less their whole cells (x_now)
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
     lists.each_candidate<Half>(
-        bins, cell, shifted, begin, i, xw,
+        bins, bin_cell, cell, shifted, begin, i, xw,
         [&](int j, int, double dx, double dy, double dz) { f(j, dx, dy, dz); });
   }
 };
 
 /// The BinPairs of the system in `slot` after refresh() (the team's threads call it together: it
-/// fills x_now with the positions less the build's whole cells).
+/// fills x_now with the positions less their whole cells).
 KOKKOS_INLINE_FUNCTION BinPairs bin_pairs(const NeighbourData& lists, const TeamMember& team,
                                           int slot, int begin, int end,
                                           const systems::CellImage& cell, const Positions& x) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-    for (int d = 0; d < 3; ++d)
-      lists.x_now(i, d) = x(i, d) - lists.x_cells(i, d);
-  });
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
+                       [&](int i) { lists.less_whole_cells(cell, x, i); });
   team.team_barrier();
-  return BinPairs{lists, lists.bins_for(team, begin, end, cell, lists.key(slot, 2)),
-                  cell,  lists.key(slot, 6) == 1,
-                  begin, lists.x_now};
+  double h0[9];
+  for (int k = 0; k < 9; ++k)
+    h0[k] = lists.origin_cell(slot, k);
+  const systems::CellImage bin_cell = systems::make_cell_image(h0, lists.key(slot, 2));
+  return BinPairs{lists,
+                  lists.bins_for(team, begin, end, bin_cell, lists.key(slot, 2)),
+                  bin_cell,
+                  cell,
+                  lists.key(slot, 6) == 1,
+                  begin,
+                  lists.x_now};
 }
 
 }  // namespace detail

@@ -482,6 +482,16 @@ struct scratch : Field<double, Per::system, batch_scratch_size, Wire::none> {
   }
 };
 
+/// The cell list_origin's list was built in: valid only where list_built is 1 (0 on arrival):
+/// moved, not cleared.
+struct list_cell : Field<double, Per::system, 9, Wire::none, true, Arrival::keep> {
+  static constexpr const char* name = "list_cell";
+  template <class B>
+  static auto& view(B& b) {
+    return b.list_cell;
+  }
+};
+
 struct list_built : Field<int, Per::system, 1, Wire::none> {
   static constexpr const char* name = "list_built";
   template <class B>
@@ -502,7 +512,7 @@ struct forces_stale : Field<int, Per::system, 1, Wire::none> {
 using batch_fields =
     FieldList<id, count, energy, fmax, stage_steps, species, positions, velocities, masses, movable,
               pbc, failed, cell, virial, conserved, forces, system_of_atom, atom_scratch,
-              list_origin, offset, steps, status, scratch, list_built, forces_stale>;
+              list_origin, offset, steps, status, scratch, list_cell, list_built, forces_stale>;
 
 namespace detail {
 template <class F, class = void>

@@ -165,6 +165,10 @@ class SystemsBatch {
   /// Per-system state private to the stage running the system (FIRE's dt, alpha, ...). Zeroed when
   /// a system enters a batch; moved with the system when slots are compacted; never sent.
   view<double* [batch_scratch_size]> scratch;
+  /// The cell (rows a, b, c) the system was in when list_origin was taken: a list is built for the
+  /// two together, and stays usable while the cell deforms a little (neighbours.hpp). Valid where
+  /// `list_built` is 1; moved with the system when slots are compacted, never sent.
+  view<double* [9]> list_cell;
   /// 1 when list_origin holds the system's list origin; 0 when it enters a batch. Moved with the
   /// system when slots are compacted; never sent.
   view<int*> list_built;

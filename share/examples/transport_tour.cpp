@@ -34,8 +34,10 @@ int main(int argc, char** argv) {
                   static_cast<int>(message.bytes.size()),
                   reinterpret_cast<const char*>(message.bytes.data()));
       auto grid = baton::recv_view<Kokkos::View<double**>>(world, 0, 2);
-      std::printf("rank 1 got a %zux%zu View, grid(2,3) = %.1f\n", grid.extent(0), grid.extent(1),
-                  grid(2, 3));
+      // It lives in the default memory space (a GPU's, where there is one): read it on the host.
+      const auto seen = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), grid);
+      std::printf("rank 1 got a %zux%zu View, grid(2,3) = %.1f\n", seen.extent(0), seen.extent(1),
+                  seen(2, 3));
       // Nothing is sent on tag 3: the receive gives up after 100 ms with a clear error.
       try {
         baton::recv(world, 0, 3, std::chrono::milliseconds(100));

@@ -27,6 +27,7 @@
 #include <baton/transport/objects.hpp>
 #include <baton/workspace/workspace.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -199,7 +200,11 @@ int main(int argc, char** argv) {
       const baton::Record record = version_record(v, n);
       if (v == versions + 1) {
         // The kernel stops any write that would take a file past BYTES and kills the process
-        // (SIGXFSZ): this write dies after exactly BYTES bytes, mid-record. No core file.
+        // (SIGXFSZ): this write dies after exactly BYTES bytes, mid-record. No core file. A
+        // launcher may start us with SIGXFSZ ignored (an ignored signal survives exec; it was on
+        // the GPU node of 2026-11-27): the write would then fail with EFBIG, Baton would clean up
+        // and report it, and there would be no death mid-write to test. So: the default action.
+        std::signal(SIGXFSZ, SIG_DFL);
         const rlimit no_core{0, 0};
         ::setrlimit(RLIMIT_CORE, &no_core);
         rlimit limit{};

@@ -229,14 +229,17 @@ void resolve_cell(Options& o, const dyn::Units& units) {
   using Coupling = dyn::MtkOptions::Coupling;
   app::require(o.npt_coupling == "iso" || o.npt_coupling == "aniso" || o.npt_coupling == "tri",
                "npt-coupling", "must be iso, aniso or tri, not '" + o.npt_coupling + "'");
-  app::require(o.npt_coupling == "iso" || o.barostat == "mtk", "npt-coupling",
-               "crescale is isotropic only: give --barostat mtk for " + o.npt_coupling);
+  app::require(o.npt_coupling != "tri" || o.barostat == "mtk", "npt-coupling",
+               "crescale moves the volume (iso) or the three lengths (aniso), not the tilts: give "
+               "--barostat mtk for tri");
   app::require(o.npt_compressibility == 0 || o.barostat == "crescale", "compressibility",
                "acts on --barostat crescale, not on mtk (--barostat-period sets its barostat's "
                "mass)");
   o.npt.pressure = o.pressure / units.nktv2p;
   o.mtk.pressure = o.npt.pressure;
   o.mtk.tau_p = o.npt.tau_p;
+  o.npt.coupling = o.npt_coupling == "aniso" ? dyn::CrescaleOptions::Coupling::aniso
+                                             : dyn::CrescaleOptions::Coupling::iso;
   o.mtk.coupling = o.npt_coupling == "tri"     ? Coupling::tri
                    : o.npt_coupling == "aniso" ? Coupling::aniso
                                                : Coupling::iso;
@@ -588,8 +591,8 @@ void declare_options(po::options_description& options, Options& o) {
     ("relax-cell", po::bool_switch(&o.relax_cell), "fire: relax the cell of every periodic system too, to --pressure (variable-cell FIRE; docs/dynamics.md); converged when the largest atom force and the largest row of (virial - volume x pressure) / atoms are both at most --fmax")
     ("pressure", app::value(&o.pressure, 0.0), "fire --relax-cell and npt: the target pressure, hydrostatic, in the unit system's pressure unit (metal: bar, as LAMMPS; lj: epsilon / sigma^3)")
     ("npt-steps", app::value(&o.npt.steps, 1000L), "npt: steps per system (>= 1); velocities drawn at --temperature on entry; the temperature held by CSVR (crescale) or a Nose-Hoover chain (mtk), time constant --thermostat-tau")
-    ("barostat", app::value(&o.barostat, std::string("crescale")), "npt: crescale (stochastic cell rescaling, Bernetti and Bussi 2020; isotropic) or mtk (Martyna-Tobias-Klein with Nose-Hoover chains, as LAMMPS' fix npt; deterministic)")
-    ("npt-coupling", app::value(&o.npt_coupling, std::string("iso")), "npt with mtk: iso (the volume), aniso (the three lengths, each toward --pressure) or tri (also the tilts, toward zero shear stress), as fix npt's keywords, along each cell's own axes (a, b's part normal to a, their normal: x, y, z for a cell in LAMMPS' orientation)")
+    ("barostat", app::value(&o.barostat, std::string("crescale")), "npt: crescale (stochastic cell rescaling, Bernetti and Bussi 2020; iso or aniso) or mtk (Martyna-Tobias-Klein with Nose-Hoover chains, as LAMMPS' fix npt; deterministic)")
+    ("npt-coupling", app::value(&o.npt_coupling, std::string("iso")), "npt: iso (the volume), aniso (the three lengths, each toward --pressure) or tri (mtk only: also the tilts, toward zero shear stress), as fix npt's keywords, along each cell's own axes (a, b's part normal to a, their normal: x, y, z for a cell in LAMMPS' orientation)")
     ("barostat-period", app::value(&o.npt.tau_p, 1.0), "npt: the barostat's time constant tau_p (crescale) or period (mtk: LAMMPS' Pdamp) (> 0; time units: metal ps)")
     ("compressibility", app::value(&o.npt_compressibility, 0.0), "npt: an estimate of the isothermal compressibility, 1 / the pressure unit (metal: 1/bar); it sets how fast the volume follows, not what is sampled; 0: lj 0.1, metal 1e-6 /bar")
     ("cell-strain", app::value(&o.cell_strain, std::string("any")), "fire --relax-cell: how the cell may deform: any, hydrostatic (shape kept), constant-volume")

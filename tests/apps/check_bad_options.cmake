@@ -79,7 +79,7 @@ check(baton-pipeline 2 "--barostat: must be crescale or mtk, not 'berendsen'" --
       --barostat berendsen)
 check(baton-pipeline 2 "--npt-coupling: must be iso, aniso or tri, not 'xy'" --stages npt
       --barostat mtk --npt-coupling xy)
-check(baton-pipeline 2 "--npt-coupling: crescale is isotropic only: give --barostat mtk for tri"
+check(baton-pipeline 2 "--npt-coupling: crescale moves the volume .iso. or the three lengths .aniso., not the tilts: give --barostat mtk for tri"
       --stages npt --npt-coupling tri)
 check(baton-pipeline 2 "--compressibility: acts on --barostat crescale, not on mtk" --stages npt
       --barostat mtk --compressibility 1e-6)

@@ -21,6 +21,7 @@
 #include "estimate.hpp"
 #include "mpi_doctest.hpp"
 #include "npt_samples.hpp"
+#include "rotated_system.hpp"
 
 namespace bd = baton::dynamics;
 namespace bs = baton::systems;
@@ -185,31 +186,8 @@ TEST_CASE("MTK: aniso and tri act in the cell's own axes, so a rotated system ru
   // and 20 about x (cell, positions and velocities): after 200 steps of aniso or tri (kT 0.3, P0
   // 1, tau 0.25, tau_p 1, dt 0.005) the rotated one's energy, volume and conserved quantity are
   // the other's, and so are its cell and velocities rotated back, to rounding (1e-9).
-  bs::HostSystem s = bd::fcc_crystal({3, 3, 3}, 1.56, "Ar", 0, 0.02, 5);
-  bd::tilt_cell(s, 0.3, -0.2, 0.1);
-  s.velocities.resize(3 * s.size());
-  for (std::size_t k = 0; k < s.velocities.size(); ++k)
-    s.velocities[k] = 0.5 * std::sin(1.7 * static_cast<double>(k) + 0.3);
-  const double cz = std::cos(0.5235987755982988), sz = std::sin(0.5235987755982988);
-  const double cx = std::cos(0.3490658503988659), sx = std::sin(0.3490658503988659);
-  // R = R_x(20) R_z(30), rows
-  const double r[9] = {cz, -sz, 0, cx * sz, cx * cz, -sx, sx * sz, sx * cz, cx};
-  const auto rotate = [&](const std::vector<double>& in, bool back) {
-    std::vector<double> out(in.size());
-    for (std::size_t i = 0; i < in.size(); i += 3)
-      for (int a = 0; a < 3; ++a) {
-        double x = 0;
-        for (int b = 0; b < 3; ++b)
-          x += (back ? r[3 * b + a] : r[3 * a + b]) * in[i + static_cast<std::size_t>(b)];
-        out[i + static_cast<std::size_t>(a)] = x;
-      }
-    return out;
-  };
-  bs::HostSystem turned = s;
-  turned.positions = rotate(s.positions, false);
-  turned.velocities = rotate(s.velocities, false);
-  const std::vector<double> cell = rotate({s.cell.begin(), s.cell.end()}, false);
-  std::copy(cell.begin(), cell.end(), turned.cell.begin());
+  const baton::test::RotatedPair pair;
+  const bs::HostSystem& s = pair.system;
   bd::LennardJones lj;
   lj.cutoff = 2.0;
   for (const auto coupling : {bd::MtkOptions::Coupling::aniso, bd::MtkOptions::Coupling::tri}) {
@@ -217,7 +195,7 @@ TEST_CASE("MTK: aniso and tri act in the cell's own axes, so a rotated system ru
     p.steps = 200;
     p.draw = false;
     bd::MtkStage<bd::LennardJones> stage(lj, p);
-    Batch b({s, turned});
+    Batch b({s, pair.turned});
     baton::test::run(stage, b, 200);
     const auto out = b.systems();
     REQUIRE_FALSE(out[0].failed);
@@ -227,14 +205,8 @@ TEST_CASE("MTK: aniso and tri act in the cell's own axes, so a rotated system ru
     CHECK(bs::cell_volume(out[1].cell) ==
           doctest::Approx(bs::cell_volume(out[0].cell)).epsilon(1e-9));
     CHECK(bs::cell_volume(out[0].cell) != doctest::Approx(bs::cell_volume(s.cell)).epsilon(1e-3));
-    const std::vector<double> h = rotate({out[1].cell.begin(), out[1].cell.end()}, true);
-    const std::vector<double> v = rotate(out[1].velocities, true);
     double dh = 0, dv = 0;
-    for (int k = 0; k < 9; ++k)
-      dh = std::max(
-          dh, std::abs(h[static_cast<std::size_t>(k)] - out[0].cell[static_cast<std::size_t>(k)]));
-    for (std::size_t k = 0; k < v.size(); ++k)
-      dv = std::max(dv, std::abs(v[k] - out[0].velocities[k]));
+    pair.differences(out[0], out[1], dh, dv);
     MESSAGE("rotated system: largest difference of the cell " << dh << ", of a velocity " << dv);
     CHECK(dh < 1e-9);
     CHECK(dv < 1e-9);

@@ -12,6 +12,11 @@ void validate(const CrescaleOptions& p) {
                   "positive and finite");
   detail::require(who, "compressibility", p.compressibility,
                   p.compressibility > 0 && std::isfinite(p.compressibility), "positive and finite");
+  const int coupling = static_cast<int>(p.coupling);
+  detail::require(who, "coupling", coupling,
+                  p.coupling == CrescaleOptions::Coupling::iso ||
+                      p.coupling == CrescaleOptions::Coupling::aniso,
+                  "iso or aniso");
 }
 
 namespace {
@@ -28,7 +33,8 @@ CrescaleUpdate::CrescaleUpdate(const CrescaleOptions& p)
       beta_dt_tau(p.compressibility * p.dt / p.tau_p),
       kt_energy(p.units.boltz * p.temperature),
       mvv2e(p.units.mvv2e),
-      seed(p.seed) {}
+      seed(p.seed),
+      coupling(static_cast<int>(p.coupling)) {}
 
 template class IntegratorStage<LennardJones, CrescaleUpdate>;
 template class IntegratorStage<Morse, CrescaleUpdate>;

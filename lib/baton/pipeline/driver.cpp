@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "baton/collectives/agreement.hpp"
 #include "baton/collectives/collectives.hpp"
 #include "baton/core/error.hpp"
+#include "baton/pipeline/detail/capture.hpp"
 #include "baton/pipeline/detail/collector.hpp"
 #include "baton/pipeline/detail/feeder.hpp"
 #include "baton/pipeline/detail/links.hpp"
@@ -199,6 +202,8 @@ void Driver::stop_neighbours() noexcept {
 // snapshot reads.
 void Driver::step_once() {
   ++step_;
+  if (impl_->checkpoint_interval > 0 && step_ > 1 && (step_ - 1) % impl_->checkpoint_interval == 0)
+    write_checkpoint();
   receive_handoffs();
   take_snapshot();
   take_in();
@@ -213,6 +218,50 @@ void Driver::step_once() {
   else
     finished_seen_ = static_cast<long>(impl_->collector->finished());
   update_done();
+}
+
+// Every running system here, as the last step's calls left it, in this rank's checkpoint file
+// (written atomically: a kill leaves the previous one).
+void Driver::write_checkpoint() {
+  auto t = timers_.scope("checkpoint");
+  std::vector<SystemCheckpoint> all;
+  for (const detail::Runner& r : impl_->runners) {
+    std::vector<SystemCheckpoint> some = detail::capture(r.batch, r.counters.stage);
+    std::move(some.begin(), some.end(), std::back_inserter(all));
+  }
+  write_checkpoints(settings_.checkpoint_prefix + "." + std::to_string(comm_.rank()),
+                    settings_.checkpoint_run, all);
+}
+
+// Systems that just arrived in `r`'s batch from slot `first` on and go on from a checkpoint of
+// this stage: their state is the checkpoint's (they arrived marked failed, unstepped, and enter()
+// left them alone).
+void Driver::resume_arrivals(detail::Runner& r, int first) {
+  Impl& m = *impl_;
+  const int n = r.batch.num_systems() - first;
+  if (m.resume.empty() || n <= 0)
+    return;
+  const std::vector<std::int64_t> ids = detail::slot_ids(r.batch, first, n);
+  std::vector<std::pair<int, const SystemCheckpoint*>> here;
+  for (int k = 0; k < n; ++k) {
+    const SystemCheckpoint* c = m.resume.find(ids[static_cast<std::size_t>(k)]);
+    if (c != nullptr && c->stage == r.counters.stage)
+      here.emplace_back(first + k, c);
+  }
+  if (here.empty())
+    return;
+  detail::restore(r.batch, here);
+  for (const auto& [slot, c] : here) {
+    if (static_cast<std::size_t>(slot) < r.failed.size())
+      r.failed[static_cast<std::size_t>(slot)] = 0;
+    // The counters count the steps taken in this run: take_finished() adds them all.
+    r.counters.steps -= static_cast<long>(c->steps);
+    r.counters.atom_steps -= static_cast<long>(c->steps) * c->atoms;
+  }
+  std::vector<std::int64_t> done;
+  for (const auto& [slot, c] : here)
+    done.push_back(c->id);
+  m.resume.erase(done);  // each system arrives in its checkpoint's stage once
 }
 
 void Driver::receive_handoffs() {
@@ -265,6 +314,7 @@ void Driver::take_in() {
     }
     auto t = timers_.scope(first.counters.name + " compute");
     first.impl->enter(first.batch, slot, static_cast<int>(index.header.systems));
+    resume_arrivals(first, slot);
   }
   m.arrivals.clear();
 }
@@ -279,8 +329,11 @@ void Driver::finish_stages() {
     if (i + 1 < m.runners.size()) {
       call_hooks(r, finished, nullptr);
       auto t = timers_.scope(m.runners[i + 1].counters.name + " compute");
-      if (detail::move_held(r, m.runners[i + 1]))
+      const int arrived = m.runners[i + 1].batch.num_systems();
+      if (detail::move_held(r, m.runners[i + 1])) {
         m.copies.local.add(1, 0);  // one kernel, batch to batch
+        resume_arrivals(m.runners[i + 1], arrived);
+      }
     } else if (m.last_segment) {
       const std::vector<int> done = detail::slots_with(r.batch, systems::SystemStatus::held);
       std::shared_ptr<systems::HostPacked> host;
@@ -334,6 +387,13 @@ void Driver::call_hooks(detail::Runner& r, const std::vector<int>& finished,
       systems = systems::copy_systems_to_host(r.batch, finished, species_);
       m.copies.hooks.add(4, 2);  // packed, to the host (integers, doubles), decoded
     }
+    if (!m.resume.empty())  // not those passing on to their checkpoint's stage
+      systems.erase(std::remove_if(systems.begin(), systems.end(),
+                                   [&](const systems::HostSystem& x) {
+                                     const SystemCheckpoint* c = m.resume.find(x.id);
+                                     return c != nullptr && c->stage > r.counters.stage;
+                                   }),
+                    systems.end());
     for (Hook* h : hooks)
       h->on_finished(where, systems);
   }
@@ -449,6 +509,7 @@ void Driver::grant_and_feed() {
       m.copies.input_local.add(4, 2);  // encoded, to the device (integers, doubles), unpacked
       auto t = timers_.scope(first.counters.name + " compute");
       first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
+      resume_arrivals(first, slot);
     }
     m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()));
   }
@@ -552,11 +613,16 @@ void Driver::run(const std::function<void()>& after_step) {
       throw Error(problem);  // the failing ranks their own error
     throw Error("baton::pipeline: another rank stopped with an error; its own message says why");
   }
-  // Success everywhere: the streamed output is complete.
+  // Success everywhere: the streamed output is complete, and no checkpoint is needed any more.
   on_every_rank(comm_, [&] {
     if (comm_.rank() == 0 && sink_ != nullptr)
       sink_->finish();
   });
+  if (!settings_.checkpoint_prefix.empty()) {
+    std::remove((settings_.checkpoint_prefix + "." + std::to_string(comm_.rank())).c_str());
+    if (comm_.rank() == 0)
+      std::remove(settings_.checkpoint_prefix.c_str());
+  }
 }
 
 std::vector<systems::HostSystem> Driver::gather_results(int root) {

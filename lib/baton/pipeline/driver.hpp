@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "baton/comm/communicator.hpp"
+#include "baton/pipeline/driver_options.hpp"
 #include "baton/pipeline/pipeline.hpp"
 #include "baton/pipeline/plan.hpp"
-#include "baton/pipeline/driver_options.hpp"
 #include "baton/pipeline/sink.hpp"
 #include "baton/pipeline/source.hpp"
 #include "baton/pipeline/stage_counters.hpp"
@@ -125,10 +125,11 @@ class Driver {
   /// Named timers of this rank: "<stage> compute", "receive", "send", "wait".
   const TimerRegistry& timers() const noexcept { return timers_; }
   std::vector<StageCounters> counters() const;
-  /// The run's species labels: those known at setup (DriverOptions::species, SystemSource::species())
-  /// on every rank from setup; a label the source meets later is named on rank 0 when it is read,
-  /// and on another rank when the first hand-off carrying it arrives there (before its systems
-  /// enter a batch or a hook sees them). Every rank gives a label the same index.
+  /// The run's species labels: those known at setup (DriverOptions::species,
+  /// SystemSource::species()) on every rank from setup; a label the source meets later is named on
+  /// rank 0 when it is read, and on another rank when the first hand-off carrying it arrives there
+  /// (before its systems enter a batch or a hook sees them). Every rank gives a label the same
+  /// index.
   const systems::SpeciesTable& species() const noexcept { return species_; }
   /// Rank 0: takes the finished systems that arrived (finished_count()), and says whether some
   /// last-stage rank has not sent its last ones yet. Elsewhere: false.
@@ -136,6 +137,8 @@ class Driver {
 
  private:
   void step_once();
+  void write_checkpoint();
+  void resume_arrivals(detail::Runner& r, int first);
   void receive_handoffs();
   void take_snapshot();
   void take_in();

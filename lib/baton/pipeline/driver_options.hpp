@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/pipeline/checkpoint.hpp"
 #include "baton/pipeline/hooks.hpp"
 #include "baton/systems/systems_batch.hpp"
 
@@ -69,6 +70,19 @@ struct DriverOptions {
   /// EAM file's elements, so that species index i is element i); the input's other labels follow
   /// in order of first use.
   std::vector<std::string> species;
+  /// Exact restarts (checkpoint.hpp; docs/pipeline.md, "Exact restarts"). Every
+  /// `checkpoint_every` dynamics steps (rounded up to whole pipeline steps; 0: never) each rank
+  /// writes the whole state of its running systems to `checkpoint_prefix`.<rank>, atomically, with
+  /// `checkpoint_run` (e.g. the results' run description) in its header. Each rank removes its
+  /// file, and rank 0 `checkpoint_prefix` itself, when the run completes.
+  std::string checkpoint_prefix;
+  long checkpoint_every = 0;
+  std::string checkpoint_run;
+  /// Rank 0 (the others may leave it null): systems that go on from a checkpoint. Such a system
+  /// passes the stages before its checkpoint's without steps (as a failed one does) and enters
+  /// that stage with the checkpoint's state instead of the stage's enter(): its results are those
+  /// of a run that was never stopped.
+  std::shared_ptr<const Checkpoints> resume;
 };
 
 }  // namespace baton::pipeline

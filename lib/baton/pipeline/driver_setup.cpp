@@ -144,6 +144,36 @@ void Driver::setup(SystemSource& source) {
   });
   broadcast_object(comm_, costs, 0);
   broadcast_object(comm_, facts, 0);
+  // Checkpoints to go on from: every rank may meet their systems in its stages.
+  on_every_rank(comm_, [&] {
+    if (settings_.checkpoint_every < 0)
+      throw Error("baton::pipeline::Driver: checkpoint_every must be >= 0, got " +
+                  std::to_string(settings_.checkpoint_every));
+    if (settings_.checkpoint_every > 0 && settings_.checkpoint_prefix.empty())
+      throw Error("baton::pipeline::Driver: checkpoint_every needs a checkpoint_prefix");
+  });
+  {
+    std::string resume;
+    if (comm_.rank() == 0 && settings_.resume && !settings_.resume->empty())
+      resume = encode_checkpoints(settings_.checkpoint_run, settings_.resume->all());
+    broadcast_object(comm_, resume, 0);
+    on_every_rank(comm_, [&] {
+      if (resume.empty())
+        return;
+      for (SystemCheckpoint& c :
+           decode_checkpoints(resume, settings_.checkpoint_run, "the checkpoints to resume from"))
+        if (c.stage >= k)
+          throw Error("baton::pipeline::Driver: the checkpoint of system " + std::to_string(c.id) +
+                      " is of stage " + std::to_string(c.stage) + ", but the pipeline has " +
+                      std::to_string(k) + " stages");
+        else
+          impl_->resume.add(std::move(c));
+    });
+  }
+  impl_->checkpoint_interval =
+      settings_.checkpoint_every > 0
+          ? (settings_.checkpoint_every + settings_.steps_per_call - 1) / settings_.steps_per_call
+          : 0;
   // A stage's replicas share the next stage's batch: no more of them than it holds largest systems
   // (the same on every rank: a plan never rests on which stage happened to measure slower).
   std::vector<int> most(static_cast<std::size_t>(k), std::numeric_limits<int>::max());
@@ -167,6 +197,9 @@ void Driver::setup(SystemSource& source) {
   streamed_ = facts[2] != 0;
   segment_ = plan_.segment_of(comm_.rank());
   const Segment& seg = plan_.segments[static_cast<std::size_t>(segment_)];
+  // Checkpoints of the stages before this rank's are restored elsewhere (rank 0 runs stage 0, so
+  // its feeder still knows every one).
+  impl_->resume.erase_before(seg.first_stage);
   // The same checks on every rank, from the same numbers: they throw alike.
   const std::int64_t max_atoms =
       check_capacities(plan_, specs, settings_.overflow, settings_.host_overflow, facts[1]);
@@ -191,7 +224,8 @@ void Driver::setup(SystemSource& source) {
       for (int r : plan_.segments.front().ranks)
         if (r != 0)
           feed.emplace_back(r, cap.systems, cap.atoms);
-      m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed_);
+      m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed_,
+                       m.resume.empty() ? nullptr : &m.resume);
     }
     std::vector<int> sources;
     if (comm_.rank() == 0)

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "baton/pipeline/checkpoint.hpp"
 #include "baton/pipeline/detail/collector.hpp"
 #include "baton/pipeline/detail/feeder.hpp"
 #include "baton/pipeline/detail/links.hpp"
@@ -47,6 +48,8 @@ struct Driver::Impl {
   std::size_t round_robin = 0;
   bool eos_sent = false;
   HandoffCopies copies;  // the paths counted here (the feeder and the collector count their own)
+  Checkpoints resume;    // systems that go on from a checkpoint (every rank: set by setup)
+  long checkpoint_interval = 0;  // pipeline steps between checkpoints (0: none)
 };
 
 }  // namespace baton::pipeline

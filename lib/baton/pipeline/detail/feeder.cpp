@@ -17,12 +17,13 @@ void IdTally::add(std::int64_t id) {
 }
 
 Feeder::Feeder(SystemSource& source, std::deque<systems::HostSystem> ahead, std::int64_t max_atoms,
-               std::vector<DownLink> links, bool keep_ids)
+               std::vector<DownLink> links, bool keep_ids, const Checkpoints* resume)
     : source_(source),
       ahead_(std::move(ahead)),
       max_atoms_(max_atoms),
       links_(std::move(links)),
-      keep_ids_(keep_ids) {}
+      keep_ids_(keep_ids),
+      resume_(resume) {}
 
 const systems::HostSystem* Feeder::peek() {
   if (!pending_ && !dry_) {
@@ -47,6 +48,10 @@ const systems::HostSystem* Feeder::peek() {
     tally_.add(s.id);
     if (keep_ids_)
       ids_.push_back(s.id);
+    if (resume_ != nullptr && resume_->find(s.id) != nullptr) {
+      pending_->failed = true;  // passes the stages before its checkpoint's without steps
+      pending_->failure.clear();
+    }
   }
   return pending_ ? &*pending_ : nullptr;
 }

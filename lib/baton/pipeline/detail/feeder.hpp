@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "baton/pipeline/checkpoint.hpp"
 #include "baton/pipeline/detail/links.hpp"
 #include "baton/pipeline/source.hpp"
 #include "baton/pipeline/stage_counters.hpp"
@@ -28,9 +29,11 @@ class Feeder {
  public:
   /// `max_atoms`: the largest system every stage can hold; `links`: to the other first-segment
   /// ranks; `keep_ids`: remember every id (for gather_results' exact check).
-  /// `ahead`: systems already read from the source (they come first).
+  /// `ahead`: systems already read from the source (they come first). `resume`: systems that go
+  /// on from a checkpoint (null: none); they go in marked failed, so that the stages before
+  /// theirs pass them on without steps (the driver restores them in theirs).
   Feeder(SystemSource& source, std::deque<systems::HostSystem> ahead, std::int64_t max_atoms,
-         std::vector<DownLink> links, bool keep_ids);
+         std::vector<DownLink> links, bool keep_ids, const Checkpoints* resume = nullptr);
   /// Systems for this rank's first batch, in input order, as many as `room` takes.
   std::vector<systems::HostSystem> take(systems::BatchCapacity room);
   /// One hand-off to every open input link, within its credit; the end of stream once the source
@@ -54,6 +57,7 @@ class Feeder {
   std::int64_t max_atoms_;
   std::vector<DownLink> links_;
   bool keep_ids_;
+  const Checkpoints* resume_;
   std::optional<systems::HostSystem> pending_;
   bool dry_ = false;
   std::size_t round_robin_ = 0;

@@ -179,6 +179,58 @@ std::unique_ptr<pl::SystemSource> built_in_input(const Options& o,
 
 }  // namespace
 
+// Rank 0, before any work: with --resume, the checkpoints of running systems of the unfinished
+// run (FILE.part.ckpt and FILE.part.ckpt.<rank>; refused, exit 2, when damaged or another run's),
+// the most advanced of each system that FILE.part (when there is one) does not hold. They are
+// written together to FILE.part.ckpt (atomically) and the numbered files removed, so that this
+// run's ranks write theirs afresh and a later --resume still finds every checkpoint. Without
+// --resume, checkpoints there are refused as FILE.part is (exit 2): nothing is removed unasked.
+static std::shared_ptr<pl::Checkpoints> resume_checkpoints(const std::string& prefix,
+                                                           const std::string& run,
+                                                           const std::vector<std::int64_t>& done,
+                                                           bool resuming) {
+  const std::vector<std::string> files = pl::checkpoint_files(prefix);
+  if (resuming)  // what writes cut short by a kill left behind
+    for (const std::string& f : pl::checkpoint_temporaries(prefix))
+      std::remove(f.c_str());
+  if (!resuming) {
+    app::require(files.empty(), "output",
+                 "'" + (files.empty() ? prefix : files.front()) +
+                     "' holds checkpoints of an unfinished run: give --resume to go on from "
+                     "them, or move it away");
+    return nullptr;
+  }
+  auto all = std::make_shared<pl::Checkpoints>();
+  for (const std::string& f : files) {
+    try {
+      all->add(pl::read_checkpoints(f, run));
+    } catch (const baton::Error& e) {
+      throw app::UsageError(std::string("--resume: ") + e.what() +
+                            "; move it away to run its systems from the start");
+    }
+  }
+  all->erase(done);
+  if (files.empty())
+    return nullptr;
+  try {
+    pl::write_checkpoints(prefix, run, all->all());
+  } catch (const baton::Error& e) {
+    throw app::UsageError(std::string("--resume: ") + e.what());
+  }
+  for (const std::string& f : files)
+    if (f != prefix)
+      std::remove(f.c_str());
+  if (!all->empty()) {
+    std::int64_t steps = 0;
+    for (const pl::SystemCheckpoint& c : all->all())
+      steps += c.steps;
+    std::cout << "baton-pipeline: --resume: " << all->size()
+              << " running systems go on from their checkpoints (" << steps
+              << " steps already taken in their stages)\n";
+  }
+  return all;
+}
+
 // Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it is
 // this run's) and then the input; every rank learns whether that worked (exit code 2 if not).
 Input open_input(const baton::Communicator& world, const Options& o, const pl::Pipeline& pipeline,
@@ -208,6 +260,9 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
           if (o.resume && !in.file->resumed_from_part())
             std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
                       << "', so every system runs\n";
+          in.checkpoint_run = pl::encode_run(describe_run(o, vm));
+          in.resume =
+              resume_checkpoints(part + checkpoint_suffix, in.checkpoint_run, done, o.resume);
         }
         in.source =
             o.input.empty() ? built_in_input(o, done) : open_input_file(o, file, done, in.edges);

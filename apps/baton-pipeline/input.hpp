@@ -4,9 +4,11 @@
 // arrive.
 
 #include <baton/baton.hpp>
+#include <baton/pipeline/checkpoint.hpp>
 #include <boost/program_options.hpp>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "options.hpp"
 #include "stop.hpp"
@@ -16,6 +18,10 @@ namespace pipeline_app {
 namespace dyn = baton::dynamics;
 namespace sys = baton::systems;
 namespace pl = baton::pipeline;
+
+/// The checkpoints of running systems (--checkpoint-every) are FILE.part plus this, and plus
+/// ".<rank>" for each rank's.
+inline constexpr const char* checkpoint_suffix = ".ckpt";
 
 // What the input's systems give a model's calls (--potential torch): their edges at its cutoff.
 struct EdgeScan {
@@ -31,9 +37,11 @@ struct EdgeScan {
 // twice, first to check every frame before any work (exit 2 naming the frame), then by the run.
 struct Input {
   std::unique_ptr<pl::SystemSource> source;
-  std::unique_ptr<pl::XyzFileSink> file;  // unless --output none
-  std::int64_t resumed = 0;               // systems an earlier run finished (--resume)
-  EdgeScan edges;                         // --potential torch with --input
+  std::unique_ptr<pl::XyzFileSink> file;    // unless --output none
+  std::int64_t resumed = 0;                 // systems an earlier run finished (--resume)
+  EdgeScan edges;                           // --potential torch with --input
+  std::shared_ptr<pl::Checkpoints> resume;  // running systems that go on from a checkpoint
+  std::string checkpoint_run;               // this run's description (every rank)
 };
 
 /// Rank 0 opens the output (with --resume, the unfinished run's FILE.part, after checking that it

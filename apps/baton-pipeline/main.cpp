@@ -62,10 +62,20 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
     pipeline = build_pipeline(sized, file);
   }
   stop::install(world.rank(), input.file ? o.output + pl::XyzFileSink::partial_suffix : "",
-                input.resumed);
+                input.resumed, o.checkpoint_every > 0 || input.resume != nullptr);
   Results results(input.file.get());
   Progress progress(world, o);
-  pl::Driver driver(world, pipeline, settings);
+  // Exact restarts: checkpoints beside FILE.part, named for this run on every rank.
+  pl::DriverOptions with_checkpoints = settings;
+  if (o.output != "none") {
+    baton::broadcast_object(world, input.checkpoint_run, 0);
+    with_checkpoints.checkpoint_prefix =
+        o.output + pl::XyzFileSink::partial_suffix + checkpoint_suffix;
+    with_checkpoints.checkpoint_every = o.checkpoint_every;
+    with_checkpoints.checkpoint_run = input.checkpoint_run;
+    with_checkpoints.resume = input.resume;
+  }
+  pl::Driver driver(world, pipeline, with_checkpoints);
   driver.write_results_to(&results);
   // setup() checks the settings against the input on every rank alike (capacities, the plan).
   baton::on_every_rank(

@@ -411,6 +411,9 @@ void check_options(const Options& o, const pl::Pipeline& pipeline, int world_siz
   if (!o.input.empty())
     app::require_input_file(o.input, "input");
   app::require(!o.resume || o.output != "none", "resume", "needs an --output file to go on from");
+  app::require(o.checkpoint_every >= 0, "checkpoint-every", "must be 0 (none) or more");
+  app::require(o.checkpoint_every == 0 || o.output != "none", "checkpoint-every",
+               "needs an --output file (the checkpoints go beside its FILE.part)");
   if (o.output != "none")
     app::require_output_file(o.output, "output");
   for (const auto& [path, name] : {std::pair{o.json, "json"}, {o.csv, "csv"}, {o.trace, "trace"}}) {
@@ -466,6 +469,7 @@ std::string file_identity(const std::string& path, const char* option) {
 bool changes_results(const std::string& option) {
   static const std::vector<std::string> neutral{"output",
                                                 "resume",
+                                                "checkpoint-every",
                                                 "config",
                                                 "progress",
                                                 "progress-seconds",
@@ -561,7 +565,8 @@ void declare_options(po::options_description& options, Options& o) {
     ("seed", app::value(&o.seed, std::uint64_t{1}), "built-in input: random seed")
     ("amplitude", app::value(&o.amplitude, 0.05), "built-in input: perturbation (sigma, >= 0)")
     ("output", app::value(&o.output, std::string("baton-pipeline.xyz")), "results file (extended XYZ; not the input), or none; written as systems finish to FILE.part, renamed to FILE when the run completes")
-    ("resume", po::bool_switch(&o.resume), "go on from an unfinished run's FILE.part (exit 5 after SIGTERM/SIGINT, or a killed run): its systems are not run again; refused (exit 2) when FILE.part was written with another input or options, naming what differs; without FILE.part every system runs")
+    ("resume", po::bool_switch(&o.resume), "go on from an unfinished run's FILE.part (exit 5 after SIGTERM/SIGINT, or a killed run): its systems are not run again, and running systems with a checkpoint (--checkpoint-every) go on from it, to the same results bit for bit; refused (exit 2) when FILE.part was written with another input or options, naming what differs; without FILE.part every system runs")
+    ("checkpoint-every", app::value(&o.checkpoint_every, 0L), "every N dynamics steps, each rank writes the whole state of its running systems to FILE.part.ckpt.<rank> (atomically), for --resume to go on from; removed when the run completes (0: none)")
     ("potential", app::value(&o.potential, std::string("lj")), "potential: lj (Lennard-Jones), morse, eam (with --potential-file), or torch (a TorchScript model, --model)")
     ("model", po::value(&o.model), "torch: the TorchScript model file (docs/models.md); species and cutoff come from it")
     ("model-cutoff", app::value(&o.model_cutoff, 0.0), "torch: the model's cutoff, when its file has no r_max (0: the file's)")

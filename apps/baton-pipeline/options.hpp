@@ -35,6 +35,7 @@ struct Options {
   std::uint64_t seed = 0;
   double amplitude = 0;
   bool synchronized = false, debug = false, no_shift = false, resume = false, log_finished = false;
+  long checkpoint_every = 0;  ///< dynamics steps between checkpoints of running systems (0: none)
   std::string snapshots, config;
   long snapshot_every = 100;
   baton::dynamics::LennardJones lj;

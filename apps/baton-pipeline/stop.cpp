@@ -17,7 +17,8 @@ std::atomic<int> state{0};
 std::atomic<std::int64_t> results{0};
 std::atomic<int> signal_number{0};
 int my_rank = 0;
-char file[4096] = "";  // the results file, "" for none
+bool checkpointing = false;  // running systems' checkpoints are written beside the results
+char file[4096] = "";        // the results file, "" for none
 
 static_assert(std::atomic<int>::is_always_lock_free &&
                   std::atomic<std::int64_t>::is_always_lock_free,
@@ -40,6 +41,8 @@ void put(char* line, std::size_t& at, std::size_t size, const char* text) {
     if (file[0] != '\0' && held == 0) {
       ::unlink(file);  // holds nothing: a later run starts afresh without --resume
       put(line, at, sizeof line, " before any result was written; no results file is kept");
+      if (checkpointing)
+        put(line, at, sizeof line, " (--resume goes on from the running systems' checkpoints)");
     } else if (file[0] != '\0') {
       char digits[24];
       int n = 0;
@@ -95,8 +98,9 @@ void copy_path(const std::string& path) {
 
 }  // namespace
 
-void install(int rank, const std::string& part, std::int64_t in_file) {
+void install(int rank, const std::string& part, std::int64_t in_file, bool checkpoints) {
   my_rank = rank;
+  checkpointing = checkpoints;
   copy_path(part);
   results = in_file;
   struct sigaction action {};

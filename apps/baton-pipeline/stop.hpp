@@ -13,8 +13,9 @@
 namespace stop {
 
 /// Installs the handlers (after MPI_Init: some MPIs install their own). `part`: the results file
-/// being written ("" with --output none); `in_file`: the results it holds already (--resume).
-void install(int rank, const std::string& part, std::int64_t in_file);
+/// being written ("" with --output none); `in_file`: the results it holds already (--resume);
+/// `checkpoints`: running systems' checkpoints are kept beside it (its line says so).
+void install(int rank, const std::string& part, std::int64_t in_file, bool checkpoints = false);
 
 /// Back to the default handlers, once the run is over (its results complete, or its failure
 /// agreed): a signal then ends the process with no word about results.

@@ -4,7 +4,9 @@
 # Lennard-Jones fcc cells (C-rescale); and, when Cu_u3.eam is given, two Cu cells with EAM in metal
 # units (MTK, each axis on its own, as LAMMPS' fix npt aniso).
 #   share/examples/campaign.sh build/apps/baton-pipeline [/usr/share/lammps/potentials/Cu_u3.eam]
-# Prints each result's volume per atom and pressure; exits non-zero if a run fails.
+# Prints each result's volume per atom and pressure; exits non-zero if a run fails. Running systems
+# are checkpointed every 500 steps: a run killed or stopped goes on with the same command and
+# --resume, to the same results bit for bit.
 set -e
 pipeline=$1
 eam=$2
@@ -40,13 +42,14 @@ report() {
 cells Ar 4 1.55 "1.03 0.98 1.00  1.00 1.02 0.97  0.99 0.99 1.04  1.02 1.02 1.02" > lj_cells.xyz
 $run "$pipeline" --input lj_cells.xyz --stages fire,nvt,npt --relax-cell --cutoff 2.5 \
   --temperature 0.6 --pressure 0.1 --nvt-steps 1000 --npt-steps 2000 --thermostat-tau 0.1 \
-  --output lj_npt.xyz --progress off > lj.log
+  --checkpoint-every 500 --output lj_npt.xyz --progress off > lj.log
 report "LJ, T 0.6, P 0.1:" lj_npt.xyz
 
 if [ -n "$eam" ]; then
   cells Cu 3 3.615 "1.02 0.99 1.00  0.98 1.01 1.02" > cu_cells.xyz
   $run "$pipeline" --input cu_cells.xyz --potential eam --potential-file "$eam" --stages fire,nvt,npt \
     --relax-cell --temperature 300 --pressure 1 --nvt-steps 500 --npt-steps 1000 \
-    --barostat mtk --npt-coupling aniso --output cu_npt.xyz --progress off > cu.log
+    --barostat mtk --npt-coupling aniso --checkpoint-every 500 --output cu_npt.xyz --progress off \
+    > cu.log
   report "Cu (EAM), 300 K, 1 bar:" cu_npt.xyz
 fi

@@ -226,29 +226,22 @@ if(NOT rc EQUAL 0 OR NOT npt_frames MATCHES "Lattice=\"3.4 0 0 0.5 3.4 0 0.3 -0.
   message(FATAL_ERROR "npt: run failed (${rc}) or the cells are not as expected:\n${out}\n${npt_frames}")
 endif()
 
-# NPT (MTK, aniso): the fully periodic cell's lengths move each on its own (no longer all equal),
-# its tilts stay 0 and it reports its conserved quantity; the slab runs at constant volume.
-launch(2 --input ${WORK}/crystal.xyz --stages npt --barostat mtk --npt-coupling aniso --cutoff 1.2
-       --pressure 0.5 --npt-steps 200 --barostat-period 0.5 --output ${WORK}/mtk.out.xyz)
-file(STRINGS ${WORK}/mtk.out.xyz mtk_frames REGEX "system_id=")
-string(REGEX MATCH "Lattice=\"([0-9.]+) 0 0 0 ([0-9.]+) 0 0 0 ([0-9.]+)\"[^;]*steps_npt=200[^;]* conserved=-?[0-9]"
-       cubic_mtk "${mtk_frames}")
-if(NOT rc EQUAL 0 OR NOT mtk_frames MATCHES "Lattice=\"3.4 0 0 0.5 3.4 0 0.3 -0.4 3.4\"[^;]*pbc=\"T T F\""
-   OR NOT cubic_mtk OR (CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2 AND CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_3))
-  message(FATAL_ERROR "npt --barostat mtk: run failed (${rc}) or the cells are not as expected:\n${out}\n${mtk_frames}")
-endif()
-
-# NPT (C-rescale, aniso): the fully periodic cell's lengths move each on its own (no longer all
-# equal), its tilts stay 0; the slab runs at constant volume.
-launch(2 --input ${WORK}/crystal.xyz --stages npt --npt-coupling aniso --cutoff 1.2 --pressure 0.5
-       --npt-steps 200 --output ${WORK}/npt_aniso.out.xyz)
-file(STRINGS ${WORK}/npt_aniso.out.xyz aniso_frames REGEX "system_id=")
-string(REGEX MATCH "Lattice=\"([0-9.]+) 0 0 0 ([0-9.]+) 0 0 0 ([0-9.]+)\"[^;]*steps_npt=200"
-       cubic_aniso "${aniso_frames}")
-if(NOT rc EQUAL 0 OR NOT aniso_frames MATCHES "Lattice=\"3.4 0 0 0.5 3.4 0 0.3 -0.4 3.4\"[^;]*pbc=\"T T F\""
-   OR NOT cubic_aniso OR (CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2 AND CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_3))
-  message(FATAL_ERROR "npt --npt-coupling aniso: run failed (${rc}) or the cells are not as expected:\n${out}\n${aniso_frames}")
-endif()
+# NPT with each length on its own (aniso): the fully periodic cell's lengths move apart (no longer
+# all equal), its tilts stay 0, and its frame matches `frame` (the conserved quantity, for MTK);
+# the slab runs at constant volume. ARGN: the barostat's options.
+function(check_npt_aniso name frame)
+  launch(2 --input ${WORK}/crystal.xyz --stages npt --npt-coupling aniso --cutoff 1.2 --pressure 0.5
+         --npt-steps 200 ${ARGN} --output ${WORK}/${name}.out.xyz)
+  file(STRINGS ${WORK}/${name}.out.xyz frames REGEX "system_id=")
+  string(REGEX MATCH "Lattice=\"([0-9.]+) 0 0 0 ([0-9.]+) 0 0 0 ([0-9.]+)\"[^;]*steps_npt=200${frame}"
+         cubic "${frames}")
+  if(NOT rc EQUAL 0 OR NOT frames MATCHES "Lattice=\"3.4 0 0 0.5 3.4 0 0.3 -0.4 3.4\"[^;]*pbc=\"T T F\""
+     OR NOT cubic OR (CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2 AND CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_3))
+    message(FATAL_ERROR "npt --npt-coupling aniso ${ARGN}: run failed (${rc}) or the cells are not as expected:\n${out}\n${frames}")
+  endif()
+endfunction()
+check_npt_aniso(mtk "[^;]* conserved=-?[0-9]" --barostat mtk --barostat-period 0.5)
+check_npt_aniso(npt_aniso "")
 
 # Fixed atoms: the cubic crystal with atoms 7, 16 and 25 fixed (ASE's move_mask column, F) stay
 # exactly where they were through fire and nve, and the results carry the column.

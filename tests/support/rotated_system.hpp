@@ -3,10 +3,16 @@
 // velocities, and the same system rotated by 30 degrees about z and 20 about x (cell, positions
 // and velocities), so that a stage acting in the cell's own axes runs both the same.
 
+#include <doctest/doctest.h>
+
 #include <baton/dynamics/lattice.hpp>
+#include <baton/dynamics/stage.hpp>
+#include <baton/systems/cell.hpp>
 #include <baton/systems/host_system.hpp>
 #include <cmath>
 #include <vector>
+
+#include "dynamics_batch.hpp"
 
 namespace baton::test {
 
@@ -44,6 +50,32 @@ struct RotatedPair {
           x += (back ? r[3 * b + a] : r[3 * a + b]) * in[i + static_cast<std::size_t>(b)];
         out[i + static_cast<std::size_t>(a)] = x;
       }
+    return out;
+  }
+
+  /// Runs `stage` (of `steps` steps) on both, in one batch, and checks that the rotated one ran the
+  /// same: its energy and volume (and conserved quantity, with `conserved`) are the other's, and
+  /// so are its cell and velocities rotated back, to rounding (1e-9); and that the volume moved.
+  /// Returns both systems at the end.
+  std::vector<baton::systems::HostSystem> check_same_run(baton::dynamics::Stage& stage, int steps,
+                                                         bool conserved) const {
+    Batch b({system, turned});
+    run(stage, b, steps);
+    const auto out = b.systems();
+    REQUIRE_FALSE(out[0].failed);
+    REQUIRE_FALSE(out[1].failed);
+    CHECK(out[1].energy == doctest::Approx(out[0].energy).epsilon(1e-9));
+    if (conserved)
+      CHECK(out[1].conserved == doctest::Approx(out[0].conserved).epsilon(1e-9));
+    CHECK(baton::systems::cell_volume(out[1].cell) ==
+          doctest::Approx(baton::systems::cell_volume(out[0].cell)).epsilon(1e-9));
+    CHECK(baton::systems::cell_volume(out[0].cell) !=
+          doctest::Approx(baton::systems::cell_volume(system.cell)).epsilon(1e-3));
+    double dh = 0, dv = 0;
+    differences(out[0], out[1], dh, dv);
+    MESSAGE("rotated system: largest difference of the cell " << dh << ", of a velocity " << dv);
+    CHECK(dh < 1e-9);
+    CHECK(dv < 1e-9);
     return out;
   }
 

@@ -77,6 +77,21 @@ std::vector<bs::HostSystem> check_ideal_gas(bd::CrescaleOptions::Coupling coupli
   return b.systems();
 }
 
+/// C-rescale aniso on the LJ crystals (kT 0.3, P0 1): CSVR tau 0.1, tau_p 0.5, compressibility
+/// 0.02, dt 0.005.
+bd::CrescaleOptions crystal_aniso(long steps) {
+  bd::CrescaleOptions p;
+  p.dt = 0.005;
+  p.temperature = 0.3;
+  p.tau = 0.1;
+  p.pressure = 1.0;
+  p.tau_p = 0.5;
+  p.compressibility = 0.02;
+  p.coupling = bd::CrescaleOptions::Coupling::aniso;
+  p.steps = steps;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("C-rescale on an ideal gas: the volume's mean and variance of the NPT ensemble") {
@@ -160,16 +175,8 @@ TEST_CASE("C-rescale aniso on a strained Lennard-Jones crystal: each axis at the
   // constants (L_a over the cells along a) equal.
   bd::LennardJones lj;
   lj.cutoff = 2.0;
-  bd::CrescaleOptions p;
-  p.dt = 0.005;
-  p.temperature = 0.3;
-  p.tau = 0.1;
-  p.pressure = 1.0;
-  p.tau_p = 0.5;
-  p.compressibility = 0.02;
+  bd::CrescaleOptions p = crystal_aniso(1000 + 6000);
   p.seed = 23;
-  p.coupling = bd::CrescaleOptions::Coupling::aniso;
-  p.steps = 1000 + 6000;
   bd::CrescaleStage<bd::LennardJones> stage(lj, p);
   std::vector<bs::HostSystem> in;
   for (int s = 0; s < 16; ++s) {
@@ -221,15 +228,7 @@ TEST_CASE("C-rescale aniso acts in the cell's own axes, so a rotated system runs
   const bs::HostSystem& s = pair.system;
   bd::LennardJones lj;
   lj.cutoff = 2.0;
-  bd::CrescaleOptions p;
-  p.dt = 0.005;
-  p.temperature = 0.3;
-  p.tau = 0.1;
-  p.pressure = 1.0;
-  p.tau_p = 0.5;
-  p.compressibility = 0.02;
-  p.coupling = bd::CrescaleOptions::Coupling::aniso;
-  p.steps = 200;
+  bd::CrescaleOptions p = crystal_aniso(200);
   p.draw = false;
   bd::CrescaleStage<bd::LennardJones> stage(lj, p);
   const auto out = pair.check_same_run(stage, 200, false);

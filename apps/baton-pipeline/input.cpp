@@ -190,9 +190,6 @@ static std::shared_ptr<pl::Checkpoints> resume_checkpoints(const std::string& pr
                                                            const std::vector<std::int64_t>& done,
                                                            bool resuming) {
   const std::vector<std::string> files = pl::checkpoint_files(prefix);
-  if (resuming)  // what writes cut short by a kill left behind
-    for (const std::string& f : pl::checkpoint_temporaries(prefix))
-      std::remove(f.c_str());
   if (!resuming) {
     app::require(files.empty(), "output",
                  "'" + (files.empty() ? prefix : files.front()) +
@@ -210,6 +207,8 @@ static std::shared_ptr<pl::Checkpoints> resume_checkpoints(const std::string& pr
     }
   }
   all->erase(done);
+  for (const std::string& f : pl::checkpoint_temporaries(prefix))  // what a kill cut short
+    std::remove(f.c_str());
   if (files.empty())
     return nullptr;
   try {
@@ -221,12 +220,15 @@ static std::shared_ptr<pl::Checkpoints> resume_checkpoints(const std::string& pr
     if (f != prefix)
       std::remove(f.c_str());
   if (!all->empty()) {
-    std::int64_t steps = 0;
-    for (const pl::SystemCheckpoint& c : all->all())
+    std::int64_t steps = 0, entering = 0;
+    for (const pl::SystemCheckpoint& c : all->all()) {
       steps += c.steps;
+      entering += c.entering ? 1 : 0;
+    }
     std::cout << "baton-pipeline: --resume: " << all->size()
               << " running systems go on from their checkpoints (" << steps
-              << " steps already taken in their stages)\n";
+              << " steps already taken in their stages; " << entering
+              << " of them waiting to enter their next stage)\n";
   }
   return all;
 }
@@ -257,12 +259,13 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
           }
           done = in.file->done_ids();
           in.resumed = static_cast<std::int64_t>(done.size());
-          if (o.resume && !in.file->resumed_from_part())
-            std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
-                      << "', so every system runs\n";
           in.checkpoint_run = pl::encode_run(describe_run(o, vm));
           in.resume =
               resume_checkpoints(part + checkpoint_suffix, in.checkpoint_run, done, o.resume);
+          if (o.resume && !in.file->resumed_from_part())
+            std::cout << "baton-pipeline: --resume: no unfinished run in '" << part
+                      << "', so every system runs"
+                      << (in.resume ? ", from its checkpoint where it has one\n" : "\n");
         }
         in.source =
             o.input.empty() ? built_in_input(o, done) : open_input_file(o, file, done, in.edges);

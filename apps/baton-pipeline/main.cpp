@@ -115,7 +115,11 @@ int run(const baton::Communicator& world, const Options& o, const po::variables_
     } else if (world.rank() == 0 && input.file) {
       results.detach();
       input.file.reset();  // removes the empty FILE.part
-      std::cerr << "baton-pipeline: no result was written, so no results file was kept\n";
+      std::cerr << "baton-pipeline: no result was written, so no results file was kept"
+                << (o.checkpoint_every > 0 || input.resume
+                        ? " (the running systems' checkpoints, where written, are kept for "
+                          "--resume)\n"
+                        : "\n");
     }
     baton::agree_on_failure(world, e.what(), app::exit_failure);
   }

@@ -42,7 +42,8 @@ void put(char* line, std::size_t& at, std::size_t size, const char* text) {
       ::unlink(file);  // holds nothing: a later run starts afresh without --resume
       put(line, at, sizeof line, " before any result was written; no results file is kept");
       if (checkpointing)
-        put(line, at, sizeof line, " (--resume goes on from the running systems' checkpoints)");
+        put(line, at, sizeof line,
+            " (the running systems' checkpoints, where written, are kept for --resume)");
     } else if (file[0] != '\0') {
       char digits[24];
       int n = 0;

@@ -3,11 +3,12 @@
 # (a Nose-Hoover chain, whose state is the stage's own; then C-rescale aniso with CSVR: random
 # numbers, a changing cell, neighbour lists), killed with kill -9 at a random moment after its
 # first checkpoint, resumed on another number of ranks and killed again, then resumed to the end,
-# gives every system's frame byte for byte as a run that was never stopped. Resumed runs must say
-# that running systems went on from their checkpoints (not from step 0). With the stages' own
-# state left out of the checkpoints (their scratch columns) the frames differ and this fails.
-# With BATON_RESTART_BAROSTAT=mtk in the environment, the NPT stage is MTK's (tri: its strain
-# rates and chains are the stage's own state) instead.
+# gives every system's frame byte for byte as a run that was never stopped. Batches of 4 systems
+# (432 atoms) make systems that finished NVT wait for room in NPT: they are checkpointed as
+# entering it. Resumed runs must say that running systems went on from their checkpoints (not
+# from step 0). With the stages' own state left out of the checkpoints (their scratch columns)
+# the frames differ and this fails. With BATON_RESTART_BAROSTAT=mtk in the environment, the NPT
+# stage is MTK's (tri: its strain rates and chains are the stage's own state) instead.
 #   check_pipeline_restart.sh APP MPIEXEC NP_FLAG OPENMPI WORK
 source "$(dirname "$0")/pipeline_script.sh"
 npt=(--npt-coupling aniso --barostat-period 0.5)
@@ -27,7 +28,7 @@ awk 'BEGIN {
   }
 }' > crystals.xyz
 args=(--input crystals.xyz --units lj --cutoff 2.0 --stages nvt,npt --thermostat nose-hoover --temperature 0.5
-      --nvt-steps 2000 --npt-steps 8000 --pressure 1.0 "${npt[@]}" --steps-per-call 10 --progress off)
+      --nvt-steps 2000 --npt-steps 8000 --pressure 1.0 "${npt[@]}" --steps-per-call 10 --capacity-atoms 432 --progress off)
 
 # The frames of an extended-XYZ file, one line each, by system id, without the run description
 # (which only the file's first frame carries).

@@ -28,7 +28,8 @@ pl::SystemCheckpoint checkpoint(std::int64_t id, int stage, std::int64_t steps) 
 }  // namespace
 
 TEST_CASE("checkpoints: what is written is read back, for the same run only") {
-  const std::vector<pl::SystemCheckpoint> all = {checkpoint(4, 1, 250), checkpoint(9, 0, 10)};
+  std::vector<pl::SystemCheckpoint> all = {checkpoint(4, 1, 250), checkpoint(9, 2, 0)};
+  all[1].entering = true;  // finished stage 1, waiting to enter stage 2
   const std::string bytes = pl::encode_checkpoints("seed=1 input=a", all);
   const auto back = pl::decode_checkpoints(bytes, "seed=1 input=a", "test");
   REQUIRE(back.size() == 2);
@@ -37,7 +38,9 @@ TEST_CASE("checkpoints: what is written is read back, for the same run only") {
   CHECK(back[0].steps == 250);
   CHECK(back[0].atoms == 3);
   CHECK(back[0].state == all[0].state);
+  CHECK_FALSE(back[0].entering);
   CHECK(back[1].state == all[1].state);
+  CHECK(back[1].entering);
   CHECK_THROWS_WITH_AS(pl::decode_checkpoints(bytes, "seed=2 input=a", "the file 'x'"),
                        doctest::Contains("the file 'x' holds the checkpoints of another run"),
                        baton::Error);

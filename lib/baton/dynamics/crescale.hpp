@@ -59,8 +59,8 @@ void validate(const CrescaleOptions& p);
 ///     R_a
 ///
 /// and the space scales by mu_a along e_a (positions and the cell's rows by M = sum_a mu_a e_a
-/// e_a^T, velocities by M^-1): the sum of the three is iso's d eps, with three times its noise
-/// variance split over the axes. A system not periodic along all three axes runs at constant
+/// e_a^T, velocities by M^-1): the sum of the three is iso's d eps, with iso's noise variance
+/// split equally over the axes. A system not periodic along all three axes runs at constant
 /// volume (CSVR alone).
 struct CrescaleUpdate {
   CsvrUpdate csvr;     ///< the thermostat and its Verlet step

@@ -11,6 +11,7 @@
 
 #include "baton/core/atomic_file.hpp"
 #include "baton/core/error.hpp"
+#include "baton/pipeline/detail/capture.hpp"
 
 namespace baton::pipeline {
 
@@ -42,6 +43,12 @@ void Checkpoints::erase_before(int stage) {
     it = it->second.stage < stage ? by_id_.erase(it) : std::next(it);
 }
 
+void Checkpoints::keep_states(int first, int last) {
+  for (auto& entry : by_id_)
+    if (entry.second.stage < first || entry.second.stage > last)
+      std::string().swap(entry.second.state);
+}
+
 std::vector<SystemCheckpoint> Checkpoints::all() const {
   std::vector<SystemCheckpoint> out;
   out.reserve(by_id_.size());
@@ -52,7 +59,7 @@ std::vector<SystemCheckpoint> Checkpoints::all() const {
 
 namespace {
 
-constexpr char magic[8] = {'B', 'A', 'T', 'O', 'N', 'C', 'K', '1'};
+constexpr char magic[8] = {'B', 'A', 'T', 'O', 'N', 'C', 'K', '2'};
 
 std::uint64_t fnv1a(const char* p, std::size_t n) {
   std::uint64_t h = 1469598103934665603ULL;
@@ -106,12 +113,14 @@ struct Reader {
 std::string encode_checkpoints(const std::string& run, const std::vector<SystemCheckpoint>& all) {
   std::string out(magic, sizeof(magic));
   put_text(out, run);
+  put_text(out, detail::state_layout());
   put<std::uint64_t>(out, all.size());
   for (const SystemCheckpoint& c : all) {
     put<std::int64_t>(out, c.id);
     put<std::int32_t>(out, c.stage);
     put<std::int64_t>(out, c.steps);
     put<std::int32_t>(out, c.atoms);
+    put<std::int32_t>(out, c.entering ? 1 : 0);
     put_text(out, c.state);
   }
   put<std::uint64_t>(out, fnv1a(out.data(), out.size()));
@@ -127,6 +136,9 @@ std::vector<SystemCheckpoint> decode_checkpoints(const std::string& bytes, const
   if (theirs != run)
     throw Error("baton::pipeline: " + what +
                 " holds the checkpoints of another run (its description differs)");
+  if (in.text() != detail::state_layout())
+    throw Error("baton::pipeline: " + what +
+                " was written by a Baton whose checkpoints hold other fields");
   const auto n = in.get<std::uint64_t>();
   std::vector<SystemCheckpoint> out;
   for (std::uint64_t k = 0; k < n; ++k) {
@@ -135,8 +147,11 @@ std::vector<SystemCheckpoint> decode_checkpoints(const std::string& bytes, const
     c.stage = in.get<std::int32_t>();
     c.steps = in.get<std::int64_t>();
     c.atoms = in.get<std::int32_t>();
+    const auto flags = in.get<std::int32_t>();
+    c.entering = flags == 1;
     c.state = in.text();
-    if (c.stage < 0 || c.steps < 0 || c.atoms < 1)
+    if (c.stage < 0 || c.steps < 0 || c.atoms < 1 || flags < 0 || flags > 1 ||
+        (c.entering && c.steps != 0))
       throw Error("baton::pipeline: " + what + " is damaged: checkpoint " + std::to_string(k) +
                   " has stage " + std::to_string(c.stage) + ", " + std::to_string(c.steps) +
                   " steps and " + std::to_string(c.atoms) + " atoms");

@@ -21,7 +21,10 @@ struct SystemCheckpoint {
   int stage = 0;           ///< the stage running it (index in the pipeline)
   std::int64_t steps = 0;  ///< steps it had taken in that stage
   int atoms = 0;           ///< its atom count
-  std::string state;       ///< its fields, in the batch's field order (detail/capture.hpp)
+  /// It had finished the stage before and waited to enter this one (steps 0): it enters it as an
+  /// arriving system does (the fields that travel, then the stage's enter()).
+  bool entering = false;
+  std::string state;  ///< its fields, in the batch's field order (detail/capture.hpp)
   /// Later in the run than `other` (a later stage, or more steps in the same one).
   bool ahead_of(const SystemCheckpoint& other) const noexcept {
     return stage != other.stage ? stage > other.stage : steps > other.steps;
@@ -40,6 +43,9 @@ class Checkpoints {
   void erase(const std::vector<std::int64_t>& ids);
   /// Forgets the checkpoints of the stages before `stage`.
   void erase_before(int stage);
+  /// Forgets the states of the checkpoints of stages outside [first, last] (their ids and stages
+  /// stay).
+  void keep_states(int first, int last);
   std::size_t size() const noexcept { return by_id_.size(); }
   bool empty() const noexcept { return by_id_.empty(); }
   /// Every checkpoint, by id.
@@ -50,10 +56,12 @@ class Checkpoints {
 };
 
 /// The bytes of a checkpoint file: a header naming the run (`run`, e.g. the results file's run
-/// description, pipeline::encode_run), the checkpoints, and a 64-bit FNV-1a hash of all of it.
+/// description, pipeline::encode_run) and the fields a state holds, the checkpoints, and a 64-bit
+/// FNV-1a hash of all of it.
 std::string encode_checkpoints(const std::string& run, const std::vector<SystemCheckpoint>& all);
 /// Reads encode_checkpoints()' bytes; `what` names them in errors. Throws baton::Error when they
-/// are damaged (cut, or the hash does not match) or belong to another run (`run` differs).
+/// are damaged (cut, or the hash does not match), belong to another run (`run` differs) or hold
+/// other fields (another Baton's).
 std::vector<SystemCheckpoint> decode_checkpoints(const std::string& bytes, const std::string& run,
                                                  const std::string& what);
 /// Writes `all` to `path` atomically (AtomicFile: a reader sees the old file or the new one).

@@ -247,10 +247,19 @@ void Driver::resume_arrivals(detail::Runner& r, int first) {
     const SystemCheckpoint* c = m.resume.find(ids[static_cast<std::size_t>(k)]);
     if (c != nullptr && c->stage == r.counters.stage)
       here.emplace_back(first + k, c);
+    // A checkpoint of an earlier stage that this rank runs is restored here and forgotten (the
+    // ranks of later stages forget it at setup): one still known is one that was passed by.
+    if (c != nullptr && c->stage < r.counters.stage)
+      throw Error("baton::pipeline: system " + std::to_string(c->id) + " reached stage '" +
+                  r.counters.name + "' without the state of its checkpoint in stage " +
+                  std::to_string(c->stage));
   }
   if (here.empty())
     return;
   detail::restore(r.batch, here);
+  for (const auto& [slot, c] : here)
+    if (c->entering)  // as an arrival enters: the stage's entry (velocities, forces)
+      r.impl->enter(r.batch, slot, 1);
   for (const auto& [slot, c] : here) {
     if (static_cast<std::size_t>(slot) < r.failed.size())
       r.failed[static_cast<std::size_t>(slot)] = 0;
@@ -613,16 +622,19 @@ void Driver::run(const std::function<void()>& after_step) {
       throw Error(problem);  // the failing ranks their own error
     throw Error("baton::pipeline: another rank stopped with an error; its own message says why");
   }
-  // Success everywhere: the streamed output is complete, and no checkpoint is needed any more.
+  // Success everywhere: no checkpoint is needed any more (removed first: a crash before the
+  // results are complete leaves them all written, which --resume finishes), and the streamed
+  // output is complete.
+  if (!settings_.checkpoint_prefix.empty())
+    on_every_rank(comm_, [&] {
+      std::remove((settings_.checkpoint_prefix + "." + std::to_string(comm_.rank())).c_str());
+      if (comm_.rank() == 0)
+        std::remove(settings_.checkpoint_prefix.c_str());
+    });
   on_every_rank(comm_, [&] {
     if (comm_.rank() == 0 && sink_ != nullptr)
       sink_->finish();
   });
-  if (!settings_.checkpoint_prefix.empty()) {
-    std::remove((settings_.checkpoint_prefix + "." + std::to_string(comm_.rank())).c_str());
-    if (comm_.rank() == 0)
-      std::remove(settings_.checkpoint_prefix.c_str());
-  }
 }
 
 std::vector<systems::HostSystem> Driver::gather_results(int root) {

@@ -21,6 +21,7 @@
 #include "baton/collectives/collectives.hpp"
 #include "baton/core/error.hpp"
 #include "baton/pipeline/detail/calibrate.hpp"
+#include "baton/pipeline/detail/capture.hpp"
 #include "baton/pipeline/detail/collector.hpp"
 #include "baton/pipeline/detail/feeder.hpp"
 #include "baton/pipeline/detail/links.hpp"
@@ -154,20 +155,27 @@ void Driver::setup(SystemSource& source) {
   });
   {
     std::string resume;
-    if (comm_.rank() == 0 && settings_.resume && !settings_.resume->empty())
-      resume = encode_checkpoints(settings_.checkpoint_run, settings_.resume->all());
+    on_every_rank(comm_, [&] {
+      if (comm_.rank() == 0 && settings_.resume && !settings_.resume->empty())
+        resume = encode_checkpoints(settings_.checkpoint_run, settings_.resume->all());
+    });
     broadcast_object(comm_, resume, 0);
     on_every_rank(comm_, [&] {
       if (resume.empty())
         return;
       for (SystemCheckpoint& c :
-           decode_checkpoints(resume, settings_.checkpoint_run, "the checkpoints to resume from"))
+           decode_checkpoints(resume, settings_.checkpoint_run, "the checkpoints to resume from")) {
+        const std::string whose =
+            "baton::pipeline::Driver: the checkpoint of system " + std::to_string(c.id);
         if (c.stage >= k)
-          throw Error("baton::pipeline::Driver: the checkpoint of system " + std::to_string(c.id) +
-                      " is of stage " + std::to_string(c.stage) + ", but the pipeline has " +
-                      std::to_string(k) + " stages");
-        else
-          impl_->resume.add(std::move(c));
+          throw Error(whose + " is of stage " + std::to_string(c.stage) +
+                      ", but the pipeline has " + std::to_string(k) + " stages");
+        if (c.state.size() != detail::state_size(c.atoms, k))
+          throw Error(whose + " holds " + std::to_string(c.state.size()) + " bytes, where " +
+                      std::to_string(c.atoms) + " atoms in " + std::to_string(k) + " stages take " +
+                      std::to_string(detail::state_size(c.atoms, k)));
+        impl_->resume.add(std::move(c));
+      }
     });
   }
   impl_->checkpoint_interval =
@@ -200,6 +208,7 @@ void Driver::setup(SystemSource& source) {
   // Checkpoints of the stages before this rank's are restored elsewhere (rank 0 runs stage 0, so
   // its feeder still knows every one).
   impl_->resume.erase_before(seg.first_stage);
+  impl_->resume.keep_states(seg.first_stage, seg.last_stage);  // the rest only pass through
   // The same checks on every rank, from the same numbers: they throw alike.
   const std::int64_t max_atoms =
       check_capacities(plan_, specs, settings_.overflow, settings_.host_overflow, facts[1]);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "baton/dynamics/stage.hpp"
-#include "baton/pipeline/hooks.hpp"
 #include "baton/pipeline/driver_options.hpp"
+#include "baton/pipeline/hooks.hpp"
 #include "baton/systems/systems_batch.hpp"
 
 namespace baton::pipeline {
@@ -29,7 +29,8 @@ struct StageSpec {
   /// Called on the ranks that run this stage (hooks.hpp); shared by those ranks' copies of the spec
   /// within a process.
   std::vector<std::shared_ptr<Hook>> hooks;
-  /// How the links into this stage complete their hand-offs (both ends); unset: DriverOptions::mode.
+  /// How the links into this stage complete their hand-offs (both ends); unset:
+  /// DriverOptions::mode.
   std::optional<CommMode> mode;
 };
 

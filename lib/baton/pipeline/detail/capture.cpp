@@ -19,7 +19,13 @@ template <class F>
 inline constexpr bool kept =
     F::compacted && !std::is_same_v<F, fields::species> && !std::is_same_v<F, fields::status>;
 
-/// Bytes a checkpoint of a system of `atoms` atoms takes in a batch of `stages` stages.
+template <class V>
+auto on_host(const V& v) {
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+}
+
+}  // namespace
+
 std::size_t state_size(int atoms, int stages) {
   std::size_t n = 0;
   fields::batch_fields::for_each_host([&](auto f) {
@@ -31,12 +37,18 @@ std::size_t state_size(int atoms, int stages) {
   return n;
 }
 
-template <class V>
-auto on_host(const V& v) {
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+std::string state_layout() {
+  std::string out;
+  fields::batch_fields::for_each_host([&](auto f) {
+    using F = decltype(f);
+    if constexpr (kept<F>)
+      out += std::string(F::name) + (F::per == fields::Per::atom ? ":atom:" : ":system:") +
+             (F::components == fields::stage_components ? std::string("stages")
+                                                        : std::to_string(F::components)) +
+             ":" + std::to_string(sizeof(typename F::value_type)) + ";";
+  });
+  return out;
 }
-
-}  // namespace
 
 std::vector<SystemCheckpoint> capture(const systems::SystemsBatch& batch, int stage) {
   const int n = batch.num_systems();
@@ -51,17 +63,22 @@ std::vector<SystemCheckpoint> capture(const systems::SystemsBatch& batch, int st
   systems::count_host_sync(systems::SyncKind::payload);
   std::vector<int> chosen;
   std::vector<SystemCheckpoint> out;
-  for (int s = 0; s < n; ++s)
-    if (status(s) == static_cast<int>(systems::SystemStatus::active) && failed(s) == 0) {
+  for (int s = 0; s < n; ++s) {
+    const bool active = status(s) == static_cast<int>(systems::SystemStatus::active);
+    const bool waiting = status(s) == static_cast<int>(systems::SystemStatus::held) &&
+                         stage + 1 < batch.num_stages();
+    if ((active || waiting) && failed(s) == 0) {
       chosen.push_back(s);
       SystemCheckpoint c;
       c.id = id(s);
-      c.stage = stage;
-      c.steps = steps(s);
+      c.stage = active ? stage : stage + 1;
+      c.steps = active ? steps(s) : 0;
+      c.entering = !active;
       c.atoms = count(s);
       c.state.reserve(state_size(c.atoms, batch.num_stages()));
       out.push_back(std::move(c));
     }
+  }
   if (chosen.empty())
     return out;
   const int k = batch.num_stages();
@@ -116,6 +133,8 @@ void restore(systems::SystemsBatch& batch,
       for (std::size_t c = 0; c < slots.size(); ++c) {
         const int s = slots[c].first;
         const std::string& state = slots[c].second->state;
+        // An entering system: what unpack gives an arrival (fields.hpp, move_field).
+        const bool arrives = slots[c].second->entering && F::wire == fields::Wire::none;
         const std::int64_t first = F::per == fields::Per::atom ? first_atom[s] : s;
         const std::int64_t rows = F::per == fields::Per::atom ? host[s].count : 1;
         for (std::int64_t r = 0; r < rows; ++r)
@@ -123,7 +142,10 @@ void restore(systems::SystemsBatch& batch,
             T v;
             std::memcpy(&v, state.data() + at[c], sizeof(T));
             at[c] += sizeof(T);
-            F::at(h, first + r, j) = v;
+            if (!arrives)
+              F::at(h, first + r, j) = v;
+            else if (F::arrival == fields::Arrival::zero)
+              F::at(h, first + r, j) = T(0);
           }
       }
       Kokkos::deep_copy(view, h);

@@ -65,25 +65,47 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("normal_quantile: Phi of it is p, to rounding, from the far tails to the middle") {
+  // Phi(x) = erfc(-x / sqrt 2) / 2 (the C library's erfc, independent of AS 241). Relative error
+  // at most 1e-13 in p, for p from 1e-16 to 0.99 (AS 241's 1e-16 in x is |x|^2 times that in p
+  // in the far tail), and exact symmetry for the uniforms random_normal3 draws, (k + 1/2) / 2^52:
+  // x(1 - u) = -x(u); the smallest and largest of them give finite values.
+  double worst = 0;
+  for (double p = 1e-16; p < 0.99; p = p < 0.5 ? p * 1.37 : p + 0.0123) {
+    const double x = bd::detail::normal_quantile(p);
+    worst = std::max(worst, std::abs(0.5 * std::erfc(-x / std::sqrt(2.0)) - p) / p);
+  }
+  INFO("largest relative error in p: " << worst);
+  CHECK(worst < 1e-13);
+  CHECK(bd::detail::normal_quantile(0.5) == 0.0);
+  for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1} << 40, (std::uint64_t{1} << 51) - 7}) {
+    const double u = bd::detail::to_open_unit(k << 12);
+    const double w = bd::detail::to_open_unit(((std::uint64_t{1} << 52) - 1 - k) << 12);
+    CHECK(u + w == 1.0);
+    CHECK(bd::detail::normal_quantile(w) == -bd::detail::normal_quantile(u));
+    CHECK(std::isfinite(bd::detail::normal_quantile(u)));
+  }
+}
+
 TEST_CASE("random_normal3: three independent standard normals per atom, within 3 standard errors") {
   // 60000 atoms' draws (key: seed 5, system 3, step 9). For each component the mean's standard
   // error is 1/sqrt(n), the variance's sqrt(2/n), the fourth moment's sqrt(96/n) (it is 3), a
   // correlation's 1/sqrt(n), and that of a product of squares sqrt(8/n) (it is 1 for independent
-  // normals, 2 for two that share a Box-Muller radius). The first component is random_normal's
-  // component 0, as documented.
+  // normals); the fraction beyond 2 and 3 standard deviations (both sides, Phi from erfc) has
+  // the binomial standard error sqrt(P (1 - P) / n).
   const int n = 60000;
   const std::uint64_t key = bd::random_key(5, 3, 9);
   double m[3] = {0, 0, 0}, m2[3] = {0, 0, 0}, m4[3] = {0, 0, 0}, xy = 0, xz = 0, yz = 0;
-  double xxyy = 0, xxzz = 0, yyzz = 0;
-  bool same = true;
+  double xxyy = 0, xxzz = 0, yyzz = 0, beyond2[3] = {0, 0, 0}, beyond3[3] = {0, 0, 0};
   for (int a = 0; a < n; ++a) {
     const bd::Normal3 z = bd::random_normal3(key, a);
-    same = same && z.x == bd::random_normal(5, 3, 9, a, 0);
     const double c[3] = {z.x, z.y, z.z};
     for (int d = 0; d < 3; ++d) {
       m[d] += c[d] / n;
       m2[d] += c[d] * c[d] / n;
       m4[d] += c[d] * c[d] * c[d] * c[d] / n;
+      beyond2[d] += std::abs(c[d]) > 2 ? 1.0 / n : 0.0;
+      beyond3[d] += std::abs(c[d]) > 3 ? 1.0 / n : 0.0;
     }
     xy += z.x * z.y / n;
     xz += z.x * z.z / n;
@@ -92,13 +114,16 @@ TEST_CASE("random_normal3: three independent standard normals per atom, within 3
     xxzz += z.x * z.x * z.z * z.z / n;
     yyzz += z.y * z.y * z.z * z.z / n;
   }
-  CHECK(same);
+  const double p2 = std::erfc(2 / std::sqrt(2.0)), p3 = std::erfc(3 / std::sqrt(2.0));
   for (int d = 0; d < 3; ++d) {
     INFO("component " << d << ": mean " << m[d] << ", second moment " << m2[d] << ", fourth "
-                      << m4[d]);
+                      << m4[d] << ", beyond 2 " << beyond2[d] << " (" << p2 << "), beyond 3 "
+                      << beyond3[d] << " (" << p3 << ")");
     CHECK(std::abs(m[d]) <= 3 / std::sqrt(double(n)));
     CHECK(std::abs(m2[d] - 1) <= 3 * std::sqrt(2.0 / n));
     CHECK(std::abs(m4[d] - 3) <= 3 * std::sqrt(96.0 / n));
+    CHECK(std::abs(beyond2[d] - p2) <= 3 * std::sqrt(p2 * (1 - p2) / n));
+    CHECK(std::abs(beyond3[d] - p3) <= 3 * std::sqrt(p3 * (1 - p3) / n));
   }
   INFO("correlations xy " << xy << ", xz " << xz << ", yz " << yz);
   CHECK(std::abs(xy) <= 3 / std::sqrt(double(n)));

@@ -50,6 +50,69 @@ KOKKOS_INLINE_FUNCTION double to_unit(std::uint64_t bits) {
   return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/// 52 random bits k as (k + 1/2) / 2^52: a double in (0, 1), never 0 or 1, exactly symmetric
+/// about 1/2 (1 - u is exact and another such value).
+KOKKOS_INLINE_FUNCTION double to_open_unit(std::uint64_t bits) {
+  return (static_cast<double>(bits >> 12) + 0.5) * (1.0 / 4503599627370496.0);
+}
+
+/// c[0] r^7 + c[1] r^6 + ... + c[7], by Estrin's scheme: four independent pairs, then two
+/// levels, where Horner's rule is a chain of seven (the chain's latency is what a draw costs).
+KOKKOS_FORCEINLINE_FUNCTION double poly7(const double (&c)[8], double r) {
+  const double r2 = r * r, r4 = r2 * r2;
+  const double hi = (c[0] * r + c[1]) * r2 + (c[2] * r + c[3]);
+  const double lo = (c[4] * r + c[5]) * r2 + (c[6] * r + c[7]);
+  return hi * r4 + lo;
+}
+
+/// The standard normal distribution's quantile x, Phi(x) = p, for p in (0, 1), in Wichura's
+/// algorithm AS 241 (PPND16; Applied Statistics 37, 477, 1988): ratios of polynomials good to
+/// about 1e-16. In two parts, so that several draws can share the first: normal_central() for
+/// |p - 1/2| <= 0.425, normal_tail() (a logarithm and a square root) for the rest.
+KOKKOS_FORCEINLINE_FUNCTION double normal_central(double q) {  // q = p - 1/2
+  const double a[8] = {2.5090809287301226727e+3, 3.3430575583588128105e+4, 6.7265770927008700853e+4,
+                       4.5921953931549871457e+4, 1.3731693765509461125e+4, 1.9715909503065514427e+3,
+                       1.3314166789178437745e+2, 3.3871328727963666080e+0};
+  const double b[8] = {5.2264952788528545610e+3, 2.8729085735721942674e+4,
+                       3.9307895800092710610e+4, 2.1213794301586595867e+4,
+                       5.3941960214247511077e+3, 6.8718700749205790830e+2,
+                       4.2313330701600911252e+1, 1.0};
+  const double r = 0.180625 - q * q;
+  return q * poly7(a, r) / poly7(b, r);
+}
+KOKKOS_INLINE_FUNCTION double normal_tail(double p) {
+  const double q = p - 0.5;
+  double r = math_sqrt(-math_log(q < 0 ? p : 1.0 - p));
+  double x;
+  if (r <= 5.0) {
+    const double c[8] = {7.74545014278341407640e-4, 2.27238449892691845833e-2,
+                         2.41780725177450611770e-1, 1.27045825245236838258e+0,
+                         3.64784832476320460504e+0, 5.76949722146069140550e+0,
+                         4.63033784615654529590e+0, 1.42343711074968357734e+0};
+    const double d[8] = {1.05075007164441684324e-9, 5.47593808499534494600e-4,
+                         1.51986665636164571966e-2, 1.48103976427480074590e-1,
+                         6.89767334985100004550e-1, 1.67638483018380384940e+0,
+                         2.05319162663775882187e+0, 1.0};
+    x = poly7(c, r - 1.6) / poly7(d, r - 1.6);
+  } else {
+    const double e[8] = {2.01033439929228813265e-7, 2.71155556874348757815e-5,
+                         1.24266094738807843860e-3, 2.65321895265761230930e-2,
+                         2.96560571828504891230e-1, 1.78482653991729133580e+0,
+                         5.46378491116411436990e+0, 6.65790464350110377720e+0};
+    const double f[8] = {2.04426310338993978564e-15, 1.42151175831644588870e-7,
+                         1.84631831751005468180e-5,  7.86869131145613259100e-4,
+                         1.48753612908506148525e-2,  1.36929880922735805310e-1,
+                         5.99832206555887937690e-1,  1.0};
+    x = poly7(e, r - 5.0) / poly7(f, r - 5.0);
+  }
+  return q < 0 ? -x : x;
+}
+/// normal_central or normal_tail, as p asks.
+KOKKOS_INLINE_FUNCTION double normal_quantile(double p) {
+  const double q = p - 0.5;
+  return q <= 0.425 && q >= -0.425 ? normal_central(q) : normal_tail(p);
+}
+
 }  // namespace detail
 
 /// The first three fields of a key (seed, system, step), mixed in turn: computed once per system
@@ -87,22 +150,30 @@ KOKKOS_INLINE_FUNCTION double random_normal(std::uint64_t seed, std::int64_t sys
 }
 
 /// Three standard normals for one atom, from the key of its system and step (random_key) and its
-/// index: two Box-Muller pairs, keyed (atom, 0) and (atom, 1), of which the second's sine is
-/// unused. Two logarithms and one hash chain per atom, where three random_normal calls take three
-/// and three chains (the Langevin O step's cost).
+/// index: three uniforms from one hash chain (the atom's hash, then one mix per component), each
+/// through the normal quantile (detail::normal_quantile: exact to about 1e-16, no trigonometry,
+/// a logarithm for 15% of the draws), so about half a logarithm per atom where Box-Muller takes
+/// two and a cosine and a sine (the Langevin O step's cost).
 struct Normal3 {
   double x, y, z;
 };
 KOKKOS_INLINE_FUNCTION Normal3 random_normal3(std::uint64_t key, std::int64_t atom) {
   const std::uint64_t a = detail::mix64(key ^ static_cast<std::uint64_t>(atom));
-  const std::uint64_t h0 = detail::mix64(a), h1 = detail::mix64(a ^ 0x1ull);
-  const double r0 =
-      detail::math_sqrt(-2.0 * detail::math_log(1.0 - detail::to_unit(detail::mix64(h0 ^ 0x1ull))));
-  const double t0 = 6.283185307179586 * detail::to_unit(detail::mix64(h0 ^ 0x2ull));
-  const double r1 =
-      detail::math_sqrt(-2.0 * detail::math_log(1.0 - detail::to_unit(detail::mix64(h1 ^ 0x1ull))));
-  const double t1 = 6.283185307179586 * detail::to_unit(detail::mix64(h1 ^ 0x2ull));
-  return {r0 * detail::math_cos(t0), r0 * detail::math_sin(t0), r1 * detail::math_cos(t1)};
+  const double u[3] = {detail::to_open_unit(detail::mix64(a ^ 0x1ull)),
+                       detail::to_open_unit(detail::mix64(a ^ 0x2ull)),
+                       detail::to_open_unit(detail::mix64(a ^ 0x3ull))};
+  // The central part for all three (no branch, so their polynomials overlap), then the tails.
+  double x[3];
+  bool tails = false;
+  for (int d = 0; d < 3; ++d) {
+    x[d] = detail::normal_central(u[d] - 0.5);
+    tails = tails || u[d] - 0.5 > 0.425 || u[d] - 0.5 < -0.425;
+  }
+  if (tails)
+    for (int d = 0; d < 3; ++d)
+      if (u[d] - 0.5 > 0.425 || u[d] - 0.5 < -0.425)
+        x[d] = detail::normal_tail(u[d]);
+  return {x[0], x[1], x[2]};
 }
 
 }  // namespace baton::dynamics

@@ -251,15 +251,16 @@ Input open_input(const baton::Communicator& world, const Options& o, const pl::P
                            "' holds the results of an unfinished run: give --resume to go on "
                            "from them, or move it away");
           // A fresh FILE.part is removed again if a check below fails (no result written).
+          const pl::RunDescription run = describe_run(o, vm);  // hashes the input files
           try {
-            in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume,
-                                                        describe_run(o, vm), o.fire.units.mvv2e);
+            in.file = std::make_unique<pl::XyzFileSink>(o.output, pipeline.names(), o.resume, run,
+                                                        o.fire.units.mvv2e);
           } catch (const baton::Error& e) {
             throw app::UsageError(std::string(o.resume ? "--resume: " : "--output: ") + e.what());
           }
           done = in.file->done_ids();
           in.resumed = static_cast<std::int64_t>(done.size());
-          in.checkpoint_run = pl::encode_run(describe_run(o, vm));
+          in.checkpoint_run = pl::encode_run(run);
           in.resume =
               resume_checkpoints(part + checkpoint_suffix, in.checkpoint_run, done, o.resume);
           if (o.resume && !in.file->resumed_from_part())

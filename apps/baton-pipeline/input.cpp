@@ -211,21 +211,22 @@ static std::shared_ptr<pl::Checkpoints> resume_checkpoints(const std::string& pr
     std::remove(f.c_str());
   if (files.empty())
     return nullptr;
+  const std::vector<pl::SystemCheckpoint> merged = all->all();
   try {
-    pl::write_checkpoints(prefix, run, all->all());
+    pl::write_checkpoints(prefix, run, merged);
   } catch (const baton::Error& e) {
     throw app::UsageError(std::string("--resume: ") + e.what());
   }
   for (const std::string& f : files)
     if (f != prefix)
       std::remove(f.c_str());
-  if (!all->empty()) {
+  if (!merged.empty()) {
     std::int64_t steps = 0, entering = 0;
-    for (const pl::SystemCheckpoint& c : all->all()) {
+    for (const pl::SystemCheckpoint& c : merged) {
       steps += c.steps;
       entering += c.entering ? 1 : 0;
     }
-    std::cout << "baton-pipeline: --resume: " << all->size()
+    std::cout << "baton-pipeline: --resume: " << merged.size()
               << " running systems go on from their checkpoints (" << steps
               << " steps already taken in their stages; " << entering
               << " of them waiting to enter their next stage)\n";

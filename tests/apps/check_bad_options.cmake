@@ -61,6 +61,9 @@ check(baton-pipeline 2 "--steps-per-call: must be at least 1" --steps-per-call 0
 check(baton-pipeline 2 "--capacity-systems: must be at least 1" --capacity-systems 0)
 check(baton-pipeline 2 "--ranks-per-stage: '1,1' must give 3 counts" --ranks-per-stage 1,1)
 check(baton-pipeline 2 "--overflow: must be 0" --overflow -5)
+check(baton-pipeline 2 "--checkpoint-every: must be 0 .none. or more" --checkpoint-every -1)
+check(baton-pipeline 2 "--checkpoint-every: needs an --output file" --checkpoint-every 100
+      --output none)
 check(baton-pipeline 2 "--overflow: must be 0" --overflow 100000000)
 check(baton-pipeline 2 "--progress: must be auto, on or off" --progress maybe)
 check(baton-pipeline 2 "--config: '[^']*a_directory' is a directory" --config a_directory)

@@ -1,6 +1,6 @@
 // Neighbour lists: forces over the lists equal forces over all pairs (periodic orthorhombic and
 // triclinic cells, slabs, cells too small for image-carrying lists, clusters, EAM, the GPU loop,
-// which agrees with the host loop to 1e-12),
+// which agrees with the host loop to 1e-12, and a large system's loop on a wide team of threads),
 // lists are rebuilt only when an atom moved more than half the skin (against its origin carried by
 // the cell's deformation, which may itself force a rebuild) or the slot changed, and a
 // list that does not fit grows, or loops over all pairs, without losing or adding steps.
@@ -227,6 +227,75 @@ TEST_CASE("the GPU algorithms agree with the host algorithms to 1e-12") {
   forces_with(eam, gpu, gpu_lists, 1.0, false);
   forces_with(eam, host, host_lists, 1.0, true);
   check_close(gpu, host, 1e-12);  // not bit-identical: the loops add in other orders
+}
+
+TEST_CASE(
+    "a large system on a wide team: the forces of the full loop, the same bits in any batch") {
+  // Systems of at least wide_team_atoms atoms run their host half-pair loops on a team of all the
+  // rank's threads (each thread into its own accumulators) where the space has several; elsewhere
+  // on one thread. Either way: the full loop's forces to 1e-12, and a system's bits do not depend
+  // on the systems beside it (the wide systems run in a launch of their own).
+  if constexpr (!bd::detail::host_space) {
+    MESSAGE("skipped: the half-pair loop runs on host spaces only");
+    return;
+  }
+  MESSAGE("threads: " << Kokkos::DefaultExecutionSpace().concurrency());
+  const bd::LennardJones lj = lj25();
+  const bs::HostSystem big = crystal(11, 0.1, {true, true, true}, 1);  // 5,324 atoms
+  REQUIRE(static_cast<int>(big.size()) >= bd::detail::wide_team_atoms);
+  const bs::HostSystem small_a = crystal(4, 0, {true, true, true}, 2);
+  const bs::HostSystem small_b = crystal(3, 0, {false, false, false}, 3);
+  {
+    Batch full({big}), half({big});
+    bd::NeighbourLists full_lists(bd::NeighbourOptions{}), half_lists(bd::NeighbourOptions{});
+    forces_with(lj, full, full_lists, 0.3, false);
+    forces_with(lj, half, half_lists, 0.3, true);
+    check_close(full, half, 1e-12);
+    Batch mixed({small_a, big, small_b});
+    bd::NeighbourLists mixed_lists(bd::NeighbourOptions{});
+    forces_with(lj, mixed, mixed_lists, 0.3, true);
+    CHECK(mixed.systems()[1].energy == half.systems()[0].energy);
+    const auto fm = mixed.forces(), fh = half.forces();
+    const std::size_t first = 3 * small_a.size();
+    CHECK(std::equal(fh.begin(), fh.end(), fm.begin() + static_cast<std::ptrdiff_t>(first)));
+  }
+  {  // 20 NVE steps (the stage's kernel, its lists growing on the way): alone and in a batch
+    bd::VerletOptions p;
+    p.temperature = 1.0;
+    bd::VerletStage alone_stage(lj, p), mixed_stage(lj, p);
+    Batch alone({big}), mixed({small_a, big, small_b});
+    alone_stage.enter(alone.batch, 0, 1);
+    mixed_stage.enter(mixed.batch, 0, 3);
+    alone_stage.advance(alone.batch, 20);
+    mixed_stage.advance(mixed.batch, 20);
+    const auto sa = alone.systems(), sm = mixed.systems();
+    CHECK(mixed.steps() == std::vector<std::int64_t>{20, 20, 20});
+    CHECK(sm[1].positions == sa[0].positions);
+    CHECK(sm[1].velocities == sa[0].velocities);
+    CHECK(sm[1].energy == sa[0].energy);
+  }
+  const char* path = BATON_EAM_FUNCFL_FILE;
+  if (!std::ifstream(path)) {
+    MESSAGE("EAM part skipped: no " << path << " (Debian: lammps-data)");
+    return;
+  }
+  const bd::Eam eam(path);
+  bs::HostSystem copper = bd::fcc_crystal({11, 11, 11}, 3.615, "Cu", 4, 0.05, 3);
+  bd::tilt_cell(copper, 1.5, -0.7, 0.9);
+  copper.masses.assign(copper.size(), eam.mass("Cu"));
+  bs::HostSystem few = bd::fcc_crystal({3, 3, 3}, 3.615, "Cu", 5, 0.05, 3);
+  few.masses.assign(few.size(), eam.mass("Cu"));
+  Batch full({copper}), half({copper}), mixed({few, copper});
+  bd::NeighbourLists full_lists(bd::NeighbourOptions{}), half_lists(bd::NeighbourOptions{}),
+      mixed_lists(bd::NeighbourOptions{});
+  forces_with(eam, full, full_lists, 1.0, false);
+  forces_with(eam, half, half_lists, 1.0, true);
+  forces_with(eam, mixed, mixed_lists, 1.0, true);
+  check_close(full, half, 1e-12);
+  CHECK(mixed.systems()[1].energy == half.systems()[0].energy);
+  CHECK(mixed.systems()[1].virial == half.systems()[0].virial);
+  const auto fm = mixed.forces(), fh = half.forces();
+  CHECK(std::equal(fh.begin(), fh.end(), fm.begin() + static_cast<std::ptrdiff_t>(3 * few.size())));
 }
 
 TEST_CASE("lists of small cells: every image within reach, or minimum images when too narrow") {

@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "baton/dynamics/eam_tables.hpp"
@@ -43,6 +44,8 @@ class Eam {
     double rdrho = 0, rdr = 0, rhomax = 0, rc2 = 0;
 
     KOKKOS_INLINE_FUNCTION double cutoff_squared() const { return rc2; }
+    /// team_forces' half-pair passes run on wide teams (potential.hpp, wide_teams_for).
+    static constexpr bool wide_teams = true;
 
     /// The element of a species index, or -1 for an index the potential was not given (its system
     /// then gets NaN energy and forces, and fails: see "Failed systems" in docs/dynamics.md).
@@ -85,11 +88,89 @@ class Eam {
                            nrho, rhomax, fp);
     }
 
+    /// team_forces' half-pair passes on a wide team (team.hpp): densities, embedding, forces, each
+    /// thread over its blocks of atoms into its own accumulators (detail::wide_half_loop).
+    template <bool Virial, class PairForce>
+    KOKKOS_INLINE_FUNCTION void wide_half_forces(const detail::TeamMember& team,
+                                                 const detail::SpeciesView& species,
+                                                 const detail::Positions& f,
+                                                 const detail::AtomScratch& scratch,
+                                                 const detail::ListPairs& pairs, int begin, int end,
+                                                 const PairForce& pair_force, double& e,
+                                                 double* w) const {
+      double sums[detail::team_acc_sums];
+      detail::wide_half_loop<1>(
+          team, pairs.acc, begin, end, sums,
+          [&](int i, double* __restrict a, double*) {
+            const int el = element_of(species(i));
+            double rho = 0;
+            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+              const double r2 = dx * dx + dy * dy + dz * dz;
+              if (r2 < rc2) {
+                const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
+                const int b = element_of(species(j));
+                const double rho_b = density(b, site);
+                rho += rho_b;
+                a[j - begin] += el == b ? rho_b : density(el, site);
+              }
+            });
+            a[i - begin] += rho;
+          },
+          [&](int i, const double* total) { scratch(i, 0) = total[0]; });
+      e = detail::team_sum(team, begin, end, [&](int i) {
+        double fp = 0;
+        const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
+        scratch(i, 1) = fp;
+        return embed;
+      });
+      team.team_barrier();
+      detail::wide_half_loop<3>(
+          team, pairs.acc, begin, end, sums,
+          [&](int i, double* __restrict a, double* part) {
+            double fx = 0, fy = 0, fz = 0, ei = 0;
+            double wi[6] = {0, 0, 0, 0, 0, 0};
+            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+              const double r2 = dx * dx + dy * dy + dz * dz;
+              if (r2 < rc2) {
+                double phi = 0;
+                const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+                ei += phi;
+                fx += s * dx;
+                fy += s * dy;
+                fz += s * dz;
+                double* aj = a + 3 * (j - begin);
+                aj[0] -= s * dx;
+                aj[1] -= s * dy;
+                aj[2] -= s * dz;
+                if constexpr (Virial)
+                  detail::add_pair_virial(wi, s, dx, dy, dz);
+              }
+            });
+            double* ai = a + 3 * (i - begin);
+            ai[0] += fx;
+            ai[1] += fy;
+            ai[2] += fz;
+            part[0] += ei;
+            if constexpr (Virial)
+              for (int c = 0; c < 6; ++c)
+                part[1 + c] += wi[c];
+          },
+          [&](int i, const double* total) {
+            for (int d = 0; d < 3; ++d)
+              f(i, d) = total[d];
+          });
+      e += sums[0];
+      if constexpr (Virial)
+        for (int c = 0; c < 6; ++c)
+          w[c] = sums[1 + c];
+    }
+
     /// Forces on atoms [begin, end) of one system over `pairs` (each with its displacement), as
     /// the pair loop does them (potential.hpp): densities into scratch(i, 0), then F'(rho) into
-    /// scratch(i, 1), then the forces. HalfPairs: one thread, pairs i < j once; otherwise the
+    /// scratch(i, 1), then the forces. HalfPairs: pairs i < j once, in one loop on a team of one
+    /// thread, per thread into its accumulators on a wide team (wide_half_forces); otherwise the
     /// team's threads share the atoms i and loop over all their j (no atomics), the virial taking
-    /// six more passes.
+    /// six more passes (on a wide team too where the pairs are not a list).
     template <bool HalfPairs, bool Virial, class Pairs>
     KOKKOS_INLINE_FUNCTION void team_forces(const detail::TeamMember& team,
                                             const detail::SpeciesView& species,
@@ -116,52 +197,8 @@ class Eam {
       };
       double e = 0;
       double w[6] = {0, 0, 0, 0, 0, 0};
-      if constexpr (HalfPairs) {
-        for (int i = begin; i < end; ++i)
-          scratch(i, 0) = 0;
-        for (int i = begin; i < end; ++i) {
-          const int a = element_of(species(i));
-          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < rc2) {
-              const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
-              const int b = element_of(species(j));
-              const double rho_b = density(b, site);
-              scratch(i, 0) += rho_b;
-              scratch(j, 0) += a == b ? rho_b : density(a, site);
-            }
-          });
-        }
-        for (int i = begin; i < end; ++i) {
-          double fp = 0;
-          e += embedding(element_of(species(i)), scratch(i, 0), fp);
-          scratch(i, 1) = fp;
-          f(i, 0) = f(i, 1) = f(i, 2) = 0;
-        }
-        for (int i = begin; i < end; ++i) {
-          double fx = 0, fy = 0, fz = 0;
-          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-            const double d[3] = {dx, dy, dz};
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < rc2) {
-              double phi = 0;
-              const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
-              e += phi;
-              fx += s * d[0];
-              fy += s * d[1];
-              fz += s * d[2];
-              f(j, 0) -= s * d[0];
-              f(j, 1) -= s * d[1];
-              f(j, 2) -= s * d[2];
-              if constexpr (Virial)
-                detail::add_pair_virial(w, s, d[0], d[1], d[2]);
-            }
-          });
-          f(i, 0) += fx;
-          f(i, 1) += fy;
-          f(i, 2) += fz;
-        }
-      } else {
+      // The team's threads share the atoms i and loop over all their j.
+      const auto all_atoms = [&]() {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
           double rho = 0;
           pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
@@ -214,6 +251,60 @@ class Eam {
                    });
           }
         }
+      };
+      if constexpr (HalfPairs) {
+        if (team.team_size() == 1) {
+          for (int i = begin; i < end; ++i)
+            scratch(i, 0) = 0;
+          for (int i = begin; i < end; ++i) {
+            const int a = element_of(species(i));
+            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+              const double r2 = dx * dx + dy * dy + dz * dz;
+              if (r2 < rc2) {
+                const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
+                const int b = element_of(species(j));
+                const double rho_b = density(b, site);
+                scratch(i, 0) += rho_b;
+                scratch(j, 0) += a == b ? rho_b : density(a, site);
+              }
+            });
+          }
+          for (int i = begin; i < end; ++i) {
+            double fp = 0;
+            e += embedding(element_of(species(i)), scratch(i, 0), fp);
+            scratch(i, 1) = fp;
+            f(i, 0) = f(i, 1) = f(i, 2) = 0;
+          }
+          for (int i = begin; i < end; ++i) {
+            double fx = 0, fy = 0, fz = 0;
+            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+              const double d[3] = {dx, dy, dz};
+              const double r2 = dx * dx + dy * dy + dz * dz;
+              if (r2 < rc2) {
+                double phi = 0;
+                const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+                e += phi;
+                fx += s * d[0];
+                fy += s * d[1];
+                fz += s * d[2];
+                f(j, 0) -= s * d[0];
+                f(j, 1) -= s * d[1];
+                f(j, 2) -= s * d[2];
+                if constexpr (Virial)
+                  detail::add_pair_virial(w, s, d[0], d[1], d[2]);
+              }
+            });
+            f(i, 0) += fx;
+            f(i, 1) += fy;
+            f(i, 2) += fz;
+          }
+        } else if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
+          wide_half_forces<Virial>(team, species, f, scratch, pairs, begin, end, pair_force, e, w);
+        } else {
+          all_atoms();
+        }
+      } else {
+        all_atoms();
       }
       team.team_barrier();
       const double f2 = detail::team_max(team, begin, end, [&](int i) {

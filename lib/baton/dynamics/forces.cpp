@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "baton/systems/cell.hpp"
 
@@ -32,6 +33,46 @@ void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double c
       throw Error("baton::dynamics::compute_forces: system " + std::to_string(id(0)) + ": " +
                   problem);
   }
+}
+
+std::vector<SystemLaunch> system_launches(const systems::SystemsBatch& batch, int first, int n,
+                                          NeighbourLists& lists, bool half_pairs, bool wide) {
+  if (!half_pairs)
+    return {SystemLaunch(system_teams(n), first)};
+  const int threads = ExecutionSpace().concurrency();
+  if (!host_space || !wide || threads <= 1)
+    return {SystemLaunch(TeamPolicy(n, 1), first)};
+  // From the host's view of the slots; a list is used from all_pairs_below atoms.
+  const int list_from = lists.settings().all_pairs_below;
+  std::vector<int> narrow, wide_slots;
+  int largest = 0;
+  for (int s = first; s < first + n; ++s) {
+    const int atoms = batch.host_slots()[static_cast<std::size_t>(s)].count;
+    if (atoms >= wide_team_atoms && atoms >= list_from) {
+      wide_slots.push_back(s);
+      largest = atoms > largest ? atoms : largest;
+    } else {
+      narrow.push_back(s);
+    }
+  }
+  if (wide_slots.empty())
+    return {SystemLaunch(TeamPolicy(n, 1), first)};
+  lists.reserve_team_acc(threads, largest);
+  const auto to_view = [](const std::vector<int>& slots) {
+    systems::SystemsBatch::view<int*> v(
+        Kokkos::view_alloc("baton::dynamics::launch_slots", Kokkos::WithoutInitializing),
+        slots.size());
+    Kokkos::deep_copy(
+        v, Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+               slots.data(), slots.size()));
+    return v;
+  };
+  std::vector<SystemLaunch> launches;
+  if (!narrow.empty())
+    launches.emplace_back(TeamPolicy(static_cast<int>(narrow.size()), 1), to_view(narrow));
+  launches.emplace_back(TeamPolicy(static_cast<int>(wide_slots.size()), threads),
+                        to_view(wide_slots));
+  return launches;
 }
 
 void stop_fixed_atoms(systems::SystemsBatch& batch, int first, int n) {

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <vector>
 
 #include "baton/core/error.hpp"
 #include "baton/dynamics/detail/checks.hpp"
@@ -20,6 +21,14 @@ namespace detail {
 /// Throws baton::Error naming the first Active periodic system among slots [first, first + n)
 /// whose cell is too small for the cutoff (cutoff_problem).
 void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double cutoff_squared);
+
+/// The kernel launches over slots [first, first + n) of `batch`, one team per system. Without
+/// `half_pairs`: one launch, system_teams(n). With it (the host's pair loops): teams of one thread;
+/// and on a host space of more than one thread, for a potential whose kernel runs on wide teams
+/// (`wide`: wide_teams_for), the systems of at least wide_team_atoms atoms (that use a list) in a
+/// launch of their own, on teams of all the threads, with their accumulators reserved in `lists`.
+std::vector<SystemLaunch> system_launches(const systems::SystemsBatch& batch, int first, int n,
+                                          NeighbourLists& lists, bool half_pairs, bool wide);
 
 /// Sets the velocities of the fixed atoms (SystemsBatch::movable 0) of slots [first, first + n)
 /// to 0: a stage's enter() does, whatever velocities they arrived with.
@@ -243,8 +252,8 @@ struct StageViews {
 };
 
 template <bool HalfPairs, class K>
-void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
-                   const NeighbourData& lists) {
+void launch_forces(const K& pot, systems::SystemsBatch& batch,
+                   const std::vector<SystemLaunch>& launches, const NeighbourData& lists) {
   const auto x = batch.positions;
   const auto f = batch.forces;
   const auto species = batch.species;
@@ -258,25 +267,24 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch, int first, int n,
   const auto stale = batch.forces_stale;
   const auto movable = batch.movable;
   const ForceOutputs out(batch);
-  // The half-pair loop writes to both atoms of a pair: one thread per team.
-  const TeamPolicy teams = HalfPairs ? TeamPolicy(n, 1) : system_teams(n);
-  Kokkos::parallel_for(
-      "baton::dynamics::forces", teams, KOKKOS_LAMBDA(const TeamMember& team) {
-        const int s = first + team.league_rank();
-        if (status(s) != static_cast<int>(systems::SystemStatus::active))
-          return;
-        SystemForces r;
-        const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
-        const int b = offset(s), e = offset(s) + count(s);
-        const bool fits = system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species, f,
-                                                         scratch, b, e, cell, r);
-        if (fits && team_moving(team, movable, b, e) < e - b)
-          hold_fixed(team, movable, f, b, e, r);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          store(out, s, r, true);
-          stale(s) = fits ? 0 : 1;
+  for (const SystemLaunch& launch : launches)
+    Kokkos::parallel_for(
+        "baton::dynamics::forces", launch.policy, KOKKOS_LAMBDA(const TeamMember& team) {
+          const int s = launch.slot(team.league_rank());
+          if (status(s) != static_cast<int>(systems::SystemStatus::active))
+            return;
+          SystemForces r;
+          const systems::CellImage cell = systems::make_cell_image(&cells(s, 0), pbc(s));
+          const int b = offset(s), e = offset(s) + count(s);
+          const bool fits = system_forces<HalfPairs, true>(team, pot, lists, s, id(s), x, species,
+                                                           f, scratch, b, e, cell, r);
+          if (fits && team_moving(team, movable, b, e) < e - b)
+            hold_fixed(team, movable, f, b, e, r);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() {
+            store(out, s, r, true);
+            stale(s) = fits ? 0 : 1;
+          });
         });
-      });
 }
 
 /// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too, and
@@ -293,11 +301,13 @@ void compute_forces(const P& potential, systems::SystemsBatch& batch, int first_
   if (half_pairs && !host_space)
     throw Error("baton::dynamics::compute_forces: the half-pair loop runs on host spaces only");
   lists.prepare(batch, pot.cutoff_squared(), skin);
+  const std::vector<SystemLaunch> launches =
+      system_launches(batch, first_slot, n_slots, lists, half_pairs, wide_teams_for<kernel_t<P>>);
   do {  // again, with lists that fit, when one did not (forces are recomputed in full)
     if (half_pairs)
-      launch_forces<host_space>(pot, batch, first_slot, n_slots, lists.data());  // host only
+      launch_forces<host_space>(pot, batch, launches, lists.data());  // host only
     else
-      launch_forces<false>(pot, batch, first_slot, n_slots, lists.data());
+      launch_forces<false>(pot, batch, launches, lists.data());
     if (may_defer && batch.list_overflow_deferred())
       return;  // a list that did not fit: forces_stale, for the stage's next call (enter_forces)
   } while (lists.grow(batch, first_slot, n_slots));

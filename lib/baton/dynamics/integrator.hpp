@@ -54,6 +54,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "baton/dynamics/forces.hpp"
 #include "baton/dynamics/stage.hpp"
@@ -464,34 +465,37 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
   const std::string label = "baton::dynamics::" + name();
   const auto conserved = batch.conserved;
   lists_.begin_call(batch, pot.cutoff_squared(), skin_);
+  const std::vector<detail::SystemLaunch> launches = detail::system_launches(
+      batch, 0, n, lists_, detail::on_host, detail::wide_teams_for<kernel_t<Potential>>);
   do {  // again for the rest of the steps when a neighbour list had to grow
     const detail::StageViews sv(batch, lists_);
-    Kokkos::parallel_for(
-        label, detail::system_teams(n), KOKKOS_LAMBDA(const detail::TeamMember& team) {
-          const int s = team.league_rank();
-          if (sv.status(s) != active || !sv.ready(team, pot, s))
-            return;
-          detail::StageSystem sys = sv.begin(team, pot, s);
-          sys.virial_each_step = detail::update_virial_each_step(update);
-          System system(team, pot, sv, sys);
-          detail::update_begin(update, system);
-          while (!sys.done) {
-            if (detail::update_finished(update, system, limit)) {
-              sys.done = true;
-              break;
+    for (const detail::SystemLaunch& launch : launches)
+      Kokkos::parallel_for(
+          label, launch.policy, KOKKOS_LAMBDA(const detail::TeamMember& team) {
+            const int s = launch.slot(team.league_rank());
+            if (sv.status(s) != active || !sv.ready(team, pot, s))
+              return;
+            detail::StageSystem sys = sv.begin(team, pot, s);
+            sys.virial_each_step = detail::update_virial_each_step(update);
+            System system(team, pot, sv, sys);
+            detail::update_begin(update, system);
+            while (!sys.done) {
+              if (detail::update_finished(update, system, limit)) {
+                sys.done = true;
+                break;
+              }
+              if (sv.call_over(sys, max_steps))
+                break;
+              detail::update_step(update, system);
+              team.team_barrier();
+              if (sv.stepped(team, pot, sys))
+                break;
             }
-            if (sv.call_over(sys, max_steps))
-              break;
-            detail::update_step(update, system);
-            team.team_barrier();
-            if (sv.stepped(team, pot, sys))
-              break;
-          }
-          team.team_barrier();  // every thread loaded the state before one stores it
-          system.store_state();
-          sv.finish(team, pot, sys);
-          detail::store_conserved(update, system, team, conserved, s);
-        });
+            team.team_barrier();  // every thread loaded the state before one stores it
+            system.store_state();
+            sv.finish(team, pot, sys);
+            detail::store_conserved(update, system, team, conserved, s);
+          });
   } while (lists_.grow_after_call(batch));
   if (detail::update_changes_cells(update_))
     batch.cells_changed();

@@ -115,6 +115,24 @@ void NeighbourLists::begin_call(const systems::SystemsBatch& batch, double cutof
   Kokkos::deep_copy(data_.call_first, batch.steps);
 }
 
+void NeighbourLists::reserve_team_acc(int threads, int atoms) {
+  const std::size_t width =
+      static_cast<std::size_t>(detail::team_acc_width) * static_cast<std::size_t>(atoms) +
+      detail::team_acc_sums;
+  if (data_.team_acc.extent(0) >= static_cast<std::size_t>(threads) &&
+      data_.team_acc.extent(1) >= width)
+    return;
+  try {
+    data_.team_acc = detail::NeighbourData::view<double**>(
+        Kokkos::view_alloc("baton::neighbours::team_acc", Kokkos::WithoutInitializing),
+        static_cast<std::size_t>(threads), width);
+  } catch (const std::exception& e) {
+    throw Error("baton::dynamics::NeighbourLists: cannot allocate the accumulators of " +
+                std::to_string(threads) + " threads for a system of " + std::to_string(atoms) +
+                " atoms (" + e.what() + ")");
+  }
+}
+
 std::int64_t NeighbourLists::builds() const {
   std::int64_t n = 0;
   if (data_.builds.data() != nullptr) {

@@ -90,6 +90,8 @@ struct ListPairs {
   double shift[image_codes][3];
   bool min_image = false;
   systems::CellImage cell;
+  /// The accumulators of a wide team's half-pair loop (NeighbourData::team_acc).
+  systems::SystemsBatch::view<double**> acc;
 
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
@@ -137,6 +139,9 @@ struct NeighbourData {
   view<std::int64_t*> key_id;      ///< per slot: the system id it was built for
   view<std::int64_t*> call_first;  ///< per slot: its steps when the stage call began
   view<std::int64_t> builds;       ///< lists built since creation
+  /// Per thread of a wide team (team.hpp, SystemLaunch): accumulators for its share of a half-pair
+  /// loop, [thread][width x atoms of the system + sums] (NeighbourLists::reserve_team_acc()).
+  view<double**> team_acc;
   view<int> needed;  ///< the batch's list_overflow: largest list needed that did not fit (<= max)
   int capacity = 0;  ///< neighbours per atom the list holds
   int max_capacity = 0;     ///< NeighbourOptions::max_neighbours
@@ -163,7 +168,7 @@ struct NeighbourData {
                            [&](int i) { less_whole_cells(cell, x, i); });
       team.team_barrier();
     }
-    ListPairs p{list, num, shifted_now ? x_now : x, {}, min_image, cell};
+    ListPairs p{list, num, shifted_now ? x_now : x, {}, min_image, cell, team_acc};
     for (int c = 0; c < image_codes; ++c) {
       const int o[3] = {c / 9 - 1, (c / 3) % 3 - 1, c % 3 - 1};
       for (int d = 0; d < 3; ++d)
@@ -648,6 +653,10 @@ class NeighbourLists {
   /// the call began (the stage counts its max_steps from there, also when its kernel runs again
   /// after grow()).
   void begin_call(const systems::SystemsBatch& batch, double cutoff_squared, double skin);
+
+  /// Room for wide teams of `threads` threads on systems of up to `atoms` atoms in their half-pair
+  /// loops (NeighbourData::team_acc; kept, and grown only when too small).
+  void reserve_team_acc(int threads, int atoms);
 
   /// Neighbours per atom the lists hold now.
   int capacity() const noexcept { return data_.capacity; }

@@ -70,9 +70,12 @@ KOKKOS_INLINE_FUNCTION void add_pair_virial(double* w, double s, double dx, doub
 /// Forces on atoms [begin, end) of one system from its pairs (`pairs`: all of them, AllPairs, or
 /// its neighbour list, ListPairs; each pair comes with its displacement, the minimum image in a
 /// periodic cell); every thread of the team gets the system's energy and fmax (and the virial
-/// when `Virial`). HalfPairs: one thread, pairs i < j once (host); otherwise the team's threads
-/// share the atoms i and loop over all their j != i (no atomics), and the virial, when asked, takes
-/// six more passes over the pairs (it is asked once per system per stage, not per step).
+/// when `Virial`). HalfPairs (host): pairs i < j once, Newton's third law; on a team of one thread
+/// in one loop, on a wide team (team.hpp) each thread over its blocks of atoms into its own
+/// accumulators (wide_half_loop). Otherwise the team's threads share the atoms i and loop over all
+/// their j != i (no atomics), and the virial, when asked, takes six more passes over the pairs (it
+/// is asked once per system per stage, not per step); a wide team does this too where the pairs
+/// are not a list (all pairs, or the bins of a list that did not fit).
 template <bool HalfPairs, bool Virial, class K, class Pairs>
 KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& pot,
                                              const SpeciesView& species, const Positions& f,
@@ -81,36 +84,7 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
   const double rc2 = pot.cutoff_squared();
   double e = 0;
   double w[6] = {0, 0, 0, 0, 0, 0};
-  if constexpr (HalfPairs) {
-    // One thread, pairs i < j once, Newton's third law; raw pointers into the LayoutRight rows.
-    const int* __restrict sp = &species(0);
-    double* __restrict fp = &f(0, 0);
-    for (int i = 3 * begin; i < 3 * end; ++i)
-      fp[i] = 0;
-    for (int i = begin; i < end; ++i) {
-      const int si = sp[i];
-      double fx = 0, fy = 0, fz = 0;
-      pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-        const double r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 < rc2) {
-          double pe = 0, s = 0;
-          pot.pair(si, sp[j], r2, pe, s);
-          e += pe;
-          fx += s * dx;
-          fy += s * dy;
-          fz += s * dz;
-          fp[3 * j] -= s * dx;
-          fp[3 * j + 1] -= s * dy;
-          fp[3 * j + 2] -= s * dz;
-          if constexpr (Virial)
-            add_pair_virial(w, s, dx, dy, dz);
-        }
-      });
-      fp[3 * i] += fx;
-      fp[3 * i + 1] += fy;
-      fp[3 * i + 2] += fz;
-    }
-  } else {
+  const auto all_atoms = [&]() {
     e = 0.5 * team_sum(team, begin, end, [&](int i) {
           const int si = species(i);
           double fx = 0, fy = 0, fz = 0, ei = 0;
@@ -149,6 +123,84 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
                });
       }
     }
+  };
+  if constexpr (HalfPairs) {
+    if (team.team_size() == 1) {
+      // One thread, pairs i < j once, Newton's third law; raw pointers into the LayoutRight rows.
+      const int* __restrict sp = &species(0);
+      double* __restrict fp = &f(0, 0);
+      for (int i = 3 * begin; i < 3 * end; ++i)
+        fp[i] = 0;
+      for (int i = begin; i < end; ++i) {
+        const int si = sp[i];
+        double fx = 0, fy = 0, fz = 0;
+        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2) {
+            double pe = 0, s = 0;
+            pot.pair(si, sp[j], r2, pe, s);
+            e += pe;
+            fx += s * dx;
+            fy += s * dy;
+            fz += s * dz;
+            fp[3 * j] -= s * dx;
+            fp[3 * j + 1] -= s * dy;
+            fp[3 * j + 2] -= s * dz;
+            if constexpr (Virial)
+              add_pair_virial(w, s, dx, dy, dz);
+          }
+        });
+        fp[3 * i] += fx;
+        fp[3 * i + 1] += fy;
+        fp[3 * i + 2] += fz;
+      }
+    } else if constexpr (std::is_same_v<Pairs, ListPairs>) {
+      double sums[team_acc_sums];
+      wide_half_loop<3>(
+          team, pairs.acc, begin, end, sums,
+          [&](int i, double* __restrict a, double* part) {
+            const int si = species(i);
+            double fx = 0, fy = 0, fz = 0, ei = 0;
+            double wi[6] = {0, 0, 0, 0, 0, 0};
+            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+              const double r2 = dx * dx + dy * dy + dz * dz;
+              if (r2 < rc2) {
+                double pe = 0, s = 0;
+                pot.pair(si, species(j), r2, pe, s);
+                ei += pe;
+                fx += s * dx;
+                fy += s * dy;
+                fz += s * dz;
+                double* aj = a + 3 * (j - begin);
+                aj[0] -= s * dx;
+                aj[1] -= s * dy;
+                aj[2] -= s * dz;
+                if constexpr (Virial)
+                  add_pair_virial(wi, s, dx, dy, dz);
+              }
+            });
+            double* ai = a + 3 * (i - begin);
+            ai[0] += fx;
+            ai[1] += fy;
+            ai[2] += fz;
+            part[0] += ei;
+            if constexpr (Virial)
+              for (int c = 0; c < 6; ++c)
+                part[1 + c] += wi[c];
+          },
+          [&](int i, const double* total) {
+            for (int d = 0; d < 3; ++d)
+              f(i, d) = total[d];
+          });
+      e = sums[0];
+      if constexpr (Virial)
+        for (int c = 0; c < 6; ++c)
+          w[c] = sums[1 + c];
+    } else {
+      all_atoms();
+    }
+  } else {
+    all_atoms();
   }
   team.team_barrier();
   const double f2 = team_max(team, begin, end, [&](int i) {
@@ -195,6 +247,18 @@ struct is_many_body_kernel<
                     std::declval<const Positions&>(), std::declval<const AtomScratch&>(),
                     std::declval<const AllPairs<false>&>(), 0, 0, std::declval<SystemForces&>())),
                 decltype(std::declval<const K&>().cutoff_squared())>> : std::true_type {};
+
+template <class K, class = void>
+struct declares_wide_teams : std::false_type {};
+template <class K>
+struct declares_wide_teams<K, std::enable_if_t<K::wide_teams>> : std::true_type {};
+
+/// Whether kernel K's host half-pair loop runs on wide teams (team.hpp): a pair potential's (the
+/// pair loop above), or a many-body kernel that says so with `static constexpr bool wide_teams =
+/// true` (its team_forces<true, ...> then shares a ListPairs' atoms among the team's threads, as
+/// Eam's does). Other kernels keep one thread per system on the host.
+template <class K>
+inline constexpr bool wide_teams_for = is_pair_kernel<K>::value || declares_wide_teams<K>::value;
 
 /// Forces of potential kernel `pot` on one system over `pairs` (see team_pair_forces): the pair
 /// loop for a pair potential, the kernel's own team_forces for a many-body one (EAM), which may

@@ -4,6 +4,7 @@
 /// and maxima over a system's atoms in a fixed order.
 
 #include <Kokkos_Core.hpp>
+#include <utility>
 
 #include "baton/core/config.hpp"
 
@@ -41,6 +42,83 @@ inline TeamPolicy system_teams(int n) {
   } else {
     return TeamPolicy(n, Kokkos::AUTO);
   }
+}
+
+/// Systems of at least this many atoms (that use a neighbour list) run on a wide team: all the
+/// rank's threads on one system, where the host algorithms run on a space of more than one thread
+/// (system_launches() in forces.hpp). Smaller systems keep one thread each. The choice depends on
+/// the system alone, so a system's result does not depend on the batch around it; on a wide team
+/// it depends on the number of threads (the order in which the threads' sums are added).
+inline constexpr int wide_team_atoms = 2048;
+
+/// Components per atom, and sums after them, of a wide team's accumulators
+/// (NeighbourData::team_acc).
+inline constexpr int team_acc_width = 3;
+inline constexpr int team_acc_sums = 8;
+/// Atoms per block of a wide team's half-pair loop: thread t takes blocks t, t + T, t + 2T, ... so
+/// that a half list's work (larger for lower indices when atoms are in no spatial order) is shared
+/// evenly and neighbouring atoms stay on one thread.
+inline constexpr int team_acc_block = 64;
+
+/// One kernel launch over systems: its policy and which slot each team takes (league rank r: slot
+/// first + r, or slots(r) when `mapped`).
+struct SystemLaunch {
+  TeamPolicy policy;
+  systems::SystemsBatch::view<int*> slots;
+  int first = 0;
+  bool mapped = false;
+  SystemLaunch(TeamPolicy p, int first_slot) : policy(std::move(p)), first(first_slot) {}
+  SystemLaunch(TeamPolicy p, systems::SystemsBatch::view<int*> s)
+      : policy(std::move(p)), slots(std::move(s)), mapped(true) {}
+  KOKKOS_INLINE_FUNCTION int slot(int league_rank) const {
+    return mapped ? slots(league_rank) : first + league_rank;
+  }
+};
+
+/// A wide team's half-pair loop over atoms [begin, end) of one system, without atomics: thread t
+/// runs body(i, a, sums) for the atoms i of its blocks (team_acc_block), adding to its own
+/// accumulators a (team_acc_width components per atom, atom i at a + width (i - begin)) and to
+/// its partial sums (team_acc_sums of them); then every atom's total over the threads, added in
+/// thread order, goes to finish(i, total), and every thread gets the sums' totals in `sums`.
+/// `Width` <= team_acc_width components per atom are used.
+template <int Width, class Body, class Finish>
+KOKKOS_INLINE_FUNCTION void wide_half_loop(const TeamMember& team,
+                                           const systems::SystemsBatch::view<double**>& acc,
+                                           int begin, int end, double* sums, const Body& body,
+                                           const Finish& finish) {
+  static_assert(Width >= 1 && Width <= team_acc_width, "Width: 1 to team_acc_width");
+  const int threads = team.team_size(), t = team.team_rank();
+  const int n = end - begin;
+  if (acc.extent(0) < static_cast<std::size_t>(threads) ||
+      acc.extent(1) < static_cast<std::size_t>(Width) * n + team_acc_sums)
+    Kokkos::abort("baton::dynamics: a wide team without its accumulators (reserve_team_acc)");
+  double* a = &acc(t, 0);
+  double* partial = a + static_cast<std::size_t>(Width) * n;
+  for (int k = 0; k < Width * n + team_acc_sums; ++k)
+    a[k] = 0;
+  for (int block = t; block * team_acc_block < n; block += threads) {
+    const int lo = begin + block * team_acc_block;
+    const int hi = lo + team_acc_block < end ? lo + team_acc_block : end;
+    for (int i = lo; i < hi; ++i)
+      body(i, a, partial);
+  }
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+    double total[Width];
+    for (int c = 0; c < Width; ++c)
+      total[c] = 0;
+    for (int u = 0; u < threads; ++u)
+      for (int c = 0; c < Width; ++c)
+        total[c] += acc(u, static_cast<std::size_t>(Width) * (i - begin) + c);
+    finish(i, total);
+  });
+  for (int k = 0; k < team_acc_sums; ++k) {
+    double total = 0;
+    for (int u = 0; u < threads; ++u)
+      total += acc(u, static_cast<std::size_t>(Width) * n + k);
+    sums[k] = total;
+  }
+  team.team_barrier();  // every thread has read every accumulator before one is zeroed again
 }
 
 /// Sum over [begin, end) of f(i), in the team (sequential in index order on one thread).

@@ -38,10 +38,10 @@ void check_cutoff(const systems::SystemsBatch& batch, int first, int n, double c
 std::vector<SystemLaunch> system_launches(const systems::SystemsBatch& batch, int first, int n,
                                           NeighbourLists& lists, bool half_pairs, bool wide) {
   if (!half_pairs)
-    return {SystemLaunch(system_teams(n), first)};
+    return {SystemLaunch(system_teams(n), SlotMap(first))};
   const int threads = ExecutionSpace().concurrency();
   if (!host_space || !wide || threads <= 1)
-    return {SystemLaunch(TeamPolicy(n, 1), first)};
+    return {SystemLaunch(TeamPolicy(n, 1), SlotMap(first))};
   // From the host's view of the slots; a list is used from all_pairs_below atoms.
   const int list_from = lists.settings().all_pairs_below;
   std::vector<int> narrow, wide_slots;
@@ -56,7 +56,7 @@ std::vector<SystemLaunch> system_launches(const systems::SystemsBatch& batch, in
     }
   }
   if (wide_slots.empty())
-    return {SystemLaunch(TeamPolicy(n, 1), first)};
+    return {SystemLaunch(TeamPolicy(n, 1), SlotMap(first))};
   lists.reserve_team_acc(threads, largest);
   const auto to_view = [](const std::vector<int>& slots) {
     systems::SystemsBatch::view<int*> v(
@@ -69,9 +69,9 @@ std::vector<SystemLaunch> system_launches(const systems::SystemsBatch& batch, in
   };
   std::vector<SystemLaunch> launches;
   if (!narrow.empty())
-    launches.emplace_back(TeamPolicy(static_cast<int>(narrow.size()), 1), to_view(narrow));
+    launches.emplace_back(TeamPolicy(static_cast<int>(narrow.size()), 1), SlotMap(to_view(narrow)));
   launches.emplace_back(TeamPolicy(static_cast<int>(wide_slots.size()), threads),
-                        to_view(wide_slots));
+                        SlotMap(to_view(wide_slots)));
   return launches;
 }
 

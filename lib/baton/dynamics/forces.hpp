@@ -267,10 +267,11 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch,
   const auto stale = batch.forces_stale;
   const auto movable = batch.movable;
   const ForceOutputs out(batch);
-  for (const SystemLaunch& launch : launches)
+  for (const SystemLaunch& launch : launches) {
+    const SlotMap map = launch.map;
     Kokkos::parallel_for(
         "baton::dynamics::forces", launch.policy, KOKKOS_LAMBDA(const TeamMember& team) {
-          const int s = launch.slot(team.league_rank());
+          const int s = map.slot(team.league_rank());
           if (status(s) != static_cast<int>(systems::SystemStatus::active))
             return;
           SystemForces r;
@@ -285,6 +286,7 @@ void launch_forces(const K& pot, systems::SystemsBatch& batch,
             stale(s) = fits ? 0 : 1;
           });
         });
+  }
 }
 
 /// compute_forces with the pair loop chosen explicitly (tests run the GPU loop on the host too, and

@@ -469,10 +469,11 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
       batch, 0, n, lists_, detail::on_host, detail::wide_teams_for<kernel_t<Potential>>);
   do {  // again for the rest of the steps when a neighbour list had to grow
     const detail::StageViews sv(batch, lists_);
-    for (const detail::SystemLaunch& launch : launches)
+    for (const detail::SystemLaunch& launch : launches) {
+      const detail::SlotMap map = launch.map;
       Kokkos::parallel_for(
           label, launch.policy, KOKKOS_LAMBDA(const detail::TeamMember& team) {
-            const int s = launch.slot(team.league_rank());
+            const int s = map.slot(team.league_rank());
             if (sv.status(s) != active || !sv.ready(team, pot, s))
               return;
             detail::StageSystem sys = sv.begin(team, pot, s);
@@ -496,6 +497,7 @@ void IntegratorStage<Potential, Update>::advance(systems::SystemsBatch& batch, i
             sv.finish(team, pot, sys);
             detail::store_conserved(update, system, team, conserved, s);
           });
+    }
   } while (lists_.grow_after_call(batch));
   if (detail::update_changes_cells(update_))
     batch.cells_changed();

@@ -60,19 +60,24 @@ inline constexpr int team_acc_sums = 8;
 /// evenly and neighbouring atoms stay on one thread.
 inline constexpr int team_acc_block = 64;
 
-/// One kernel launch over systems: its policy and which slot each team takes (league rank r: slot
-/// first + r, or slots(r) when `mapped`).
-struct SystemLaunch {
-  TeamPolicy policy;
+/// Which slot each team of a launch takes: league rank r takes slot first + r, or slots(r) when
+/// `mapped`. Copied into the kernel.
+struct SlotMap {
   systems::SystemsBatch::view<int*> slots;
   int first = 0;
   bool mapped = false;
-  SystemLaunch(TeamPolicy p, int first_slot) : policy(std::move(p)), first(first_slot) {}
-  SystemLaunch(TeamPolicy p, systems::SystemsBatch::view<int*> s)
-      : policy(std::move(p)), slots(std::move(s)), mapped(true) {}
+  explicit SlotMap(int first_slot) : first(first_slot) {}
+  explicit SlotMap(systems::SystemsBatch::view<int*> s) : slots(std::move(s)), mapped(true) {}
   KOKKOS_INLINE_FUNCTION int slot(int league_rank) const {
     return mapped ? slots(league_rank) : first + league_rank;
   }
+};
+
+/// One kernel launch over systems: its policy and its teams' slots.
+struct SystemLaunch {
+  TeamPolicy policy;
+  SlotMap map;
+  SystemLaunch(TeamPolicy p, SlotMap m) : policy(std::move(p)), map(std::move(m)) {}
 };
 
 /// A wide team's half-pair loop over atoms [begin, end) of one system, without atomics: thread t

@@ -88,16 +88,115 @@ class Eam {
                            nrho, rhomax, fp);
     }
 
-    /// team_forces' half-pair passes on a wide team (team.hpp): densities, embedding, forces, each
-    /// thread over its blocks of atoms into its own accumulators (detail::wide_half_loop).
-    template <bool Virial, class PairForce>
-    KOKKOS_INLINE_FUNCTION void wide_half_forces(const detail::TeamMember& team,
+    /// -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi, with F'(rho) of both
+    /// atoms in scratch(., 1). (One lookup of r's row per pair, and one density where both atoms
+    /// are of one element: the same numbers as LAMMPS' two.)
+    KOKKOS_INLINE_FUNCTION double pair_term(const detail::SpeciesView& species,
+                                            const detail::AtomScratch& scratch, int i, int j,
+                                            double r, double& phi) const {
+      const int a = element_of(species(i)), b = element_of(species(j));
+      const EamSite site = eam_r_site(r, rdr, nr);
+      double rhoip = 0, rhojp = 0, z2p = 0;
+      density(a, site, rhoip);
+      if (a == b)
+        rhojp = rhoip;
+      else
+        density(b, site, rhojp);
+      const double z2 = r_phi(a, b, site, z2p);
+      const double recip = 1.0 / r;
+      phi = z2 * recip;
+      const double phip = z2p * recip - phi * recip;
+      return -(scratch(i, 1) * rhojp + scratch(j, 1) * rhoip + phip) * recip;
+    }
+
+    /// team_forces' passes where the team's threads share the atoms i and loop over all their j
+    /// (no atomics), the virial taking six more passes.
+    template <bool Virial, class Pairs>
+    KOKKOS_INLINE_FUNCTION void all_atoms_forces(const detail::TeamMember& team,
                                                  const detail::SpeciesView& species,
                                                  const detail::Positions& f,
                                                  const detail::AtomScratch& scratch,
-                                                 const detail::ListPairs& pairs, int begin, int end,
-                                                 const PairForce& pair_force, double& e,
+                                                 const Pairs& pairs, int begin, int end, double& e,
                                                  double* w) const {
+      const auto pair_force = [&](int i, int j, double r, double& phi) {
+        return pair_term(species, scratch, i, j, r, phi);
+      };
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+        double rho = 0;
+        pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2)
+            rho += density(element_of(species(j)), eam_r_site(detail::math_sqrt(r2), rdr, nr));
+        });
+        scratch(i, 0) = rho;
+      });
+      team.team_barrier();
+      e = detail::team_sum(team, begin, end, [&](int i) {
+        double fp = 0;
+        const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
+        scratch(i, 1) = fp;
+        return embed;
+      });
+      team.team_barrier();
+      e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
+             double fi[3] = {0, 0, 0}, ei = 0;
+             pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+               const double d[3] = {dx, dy, dz};
+               const double r2 = dx * dx + dy * dy + dz * dz;
+               if (r2 < rc2) {
+                 double phi = 0;
+                 const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+                 ei += phi;
+                 for (int k = 0; k < 3; ++k)
+                   fi[k] += s * d[k];
+               }
+             });
+             for (int k = 0; k < 3; ++k)
+               f(i, k) = fi[k];
+             return ei;
+           });
+      if constexpr (Virial) {
+        for (int c = 0; c < 6; ++c) {
+          const int p = c < 3 ? c : (c == 5 ? 1 : 0);
+          const int q = c < 3 ? c : (c == 3 ? 1 : 2);
+          w[c] = 0.5 * detail::team_sum(team, begin, end, [&](int i) {
+                   double wi = 0;
+                   pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+                     const double d[3] = {dx, dy, dz};
+                     const double r2 = dx * dx + dy * dy + dz * dz;
+                     if (r2 < rc2) {
+                       double phi = 0;
+                       wi += pair_force(i, j, detail::math_sqrt(r2), phi) * d[p] * d[q];
+                     }
+                   });
+                   return wi;
+                 });
+        }
+      }
+    }
+    /// all_atoms_forces out of line: a wide team's loop where the pairs are not a list, kept out of
+    /// the host's one-thread loop that it would otherwise make larger.
+    template <bool Virial, class Pairs>
+    BATON_NOINLINE KOKKOS_FUNCTION void all_atoms_forces_apart(
+        const detail::TeamMember& team, const detail::SpeciesView& species,
+        const detail::Positions& f, const detail::AtomScratch& scratch, const Pairs& pairs,
+        int begin, int end, double& e, double* w) const {
+      all_atoms_forces<Virial>(team, species, f, scratch, pairs, begin, end, e, w);
+    }
+
+    /// team_forces' half-pair passes on a wide team (team.hpp): densities, embedding, forces, each
+    /// thread over its blocks of atoms into its own accumulators (detail::wide_half_loop); out of
+    /// line, as all_atoms_forces_apart.
+    template <bool Virial>
+    BATON_NOINLINE KOKKOS_FUNCTION void wide_half_forces(const detail::TeamMember& team,
+                                                         const detail::SpeciesView& species,
+                                                         const detail::Positions& f,
+                                                         const detail::AtomScratch& scratch,
+                                                         const detail::ListPairs& pairs, int begin,
+                                                         int end, double& e, double* w) const {
+      const auto pair_force = [&](int i, int j, double r, double& phi) {
+        return pair_term(species, scratch, i, j, r, phi);
+      };
       double sums[detail::team_acc_sums];
       detail::wide_half_loop<1>(
           team, pairs.acc, begin, end, sums,
@@ -165,146 +264,92 @@ class Eam {
           w[c] = sums[1 + c];
     }
 
+    /// team_forces' half-pair passes on a team of one thread (the host's loop): pairs i < j once.
+    template <bool Virial, class Pairs>
+    KOKKOS_INLINE_FUNCTION void one_thread_forces(const detail::SpeciesView& species,
+                                                  const detail::Positions& f,
+                                                  const detail::AtomScratch& scratch,
+                                                  const Pairs& pairs, int begin, int end, double& e,
+                                                  double* w) const {
+      // Sums in locals of their own, which the loop's writes to forces cannot alias.
+      double es = 0;
+      double ws[6] = {0, 0, 0, 0, 0, 0};
+      const auto pair_force = [&](int i, int j, double r, double& phi) {
+        return pair_term(species, scratch, i, j, r, phi);
+      };
+      for (int i = begin; i < end; ++i)
+        scratch(i, 0) = 0;
+      for (int i = begin; i < end; ++i) {
+        const int a = element_of(species(i));
+        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2) {
+            const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
+            const int b = element_of(species(j));
+            const double rho_b = density(b, site);
+            scratch(i, 0) += rho_b;
+            scratch(j, 0) += a == b ? rho_b : density(a, site);
+          }
+        });
+      }
+      for (int i = begin; i < end; ++i) {
+        double fp = 0;
+        es += embedding(element_of(species(i)), scratch(i, 0), fp);
+        scratch(i, 1) = fp;
+        f(i, 0) = f(i, 1) = f(i, 2) = 0;
+      }
+      for (int i = begin; i < end; ++i) {
+        double fx = 0, fy = 0, fz = 0;
+        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+          const double d[3] = {dx, dy, dz};
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2) {
+            double phi = 0;
+            const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+            es += phi;
+            fx += s * d[0];
+            fy += s * d[1];
+            fz += s * d[2];
+            f(j, 0) -= s * d[0];
+            f(j, 1) -= s * d[1];
+            f(j, 2) -= s * d[2];
+            if constexpr (Virial)
+              detail::add_pair_virial(ws, s, d[0], d[1], d[2]);
+          }
+        });
+        f(i, 0) += fx;
+        f(i, 1) += fy;
+        f(i, 2) += fz;
+      }
+      e = es;
+      for (int c = 0; c < 6; ++c)
+        w[c] = ws[c];
+    }
+
     /// Forces on atoms [begin, end) of one system over `pairs` (each with its displacement), as
     /// the pair loop does them (potential.hpp): densities into scratch(i, 0), then F'(rho) into
     /// scratch(i, 1), then the forces. HalfPairs: pairs i < j once, in one loop on a team of one
     /// thread, per thread into its accumulators on a wide team (wide_half_forces); otherwise the
-    /// team's threads share the atoms i and loop over all their j (no atomics), the virial taking
-    /// six more passes (on a wide team too where the pairs are not a list).
+    /// team's threads share the atoms i and loop over all their j (all_atoms_forces; a wide team
+    /// too where the pairs are not a list).
     template <bool HalfPairs, bool Virial, class Pairs>
     KOKKOS_INLINE_FUNCTION void team_forces(const detail::TeamMember& team,
                                             const detail::SpeciesView& species,
                                             const detail::Positions& f,
                                             const detail::AtomScratch& scratch, const Pairs& pairs,
                                             int begin, int end, SystemForces& out) const {
-      // -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi.
-      // (One lookup of r's row per pair, and one density where both atoms are of one element:
-      // the same numbers as LAMMPS' two.)
-      const auto pair_force = [&](int i, int j, double r, double& phi) {
-        const int a = element_of(species(i)), b = element_of(species(j));
-        const EamSite site = eam_r_site(r, rdr, nr);
-        double rhoip = 0, rhojp = 0, z2p = 0;
-        density(a, site, rhoip);
-        if (a == b)
-          rhojp = rhoip;
-        else
-          density(b, site, rhojp);
-        const double z2 = r_phi(a, b, site, z2p);
-        const double recip = 1.0 / r;
-        phi = z2 * recip;
-        const double phip = z2p * recip - phi * recip;
-        return -(scratch(i, 1) * rhojp + scratch(j, 1) * rhoip + phip) * recip;
-      };
       double e = 0;
       double w[6] = {0, 0, 0, 0, 0, 0};
-      // The team's threads share the atoms i and loop over all their j.
-      const auto all_atoms = [&]() {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
-          double rho = 0;
-          pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < rc2)
-              rho += density(element_of(species(j)), eam_r_site(detail::math_sqrt(r2), rdr, nr));
-          });
-          scratch(i, 0) = rho;
-        });
-        team.team_barrier();
-        e = detail::team_sum(team, begin, end, [&](int i) {
-          double fp = 0;
-          const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
-          scratch(i, 1) = fp;
-          return embed;
-        });
-        team.team_barrier();
-        e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
-               double fi[3] = {0, 0, 0}, ei = 0;
-               pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-                 const double d[3] = {dx, dy, dz};
-                 const double r2 = dx * dx + dy * dy + dz * dz;
-                 if (r2 < rc2) {
-                   double phi = 0;
-                   const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
-                   ei += phi;
-                   for (int k = 0; k < 3; ++k)
-                     fi[k] += s * d[k];
-                 }
-               });
-               for (int k = 0; k < 3; ++k)
-                 f(i, k) = fi[k];
-               return ei;
-             });
-        if constexpr (Virial) {
-          for (int c = 0; c < 6; ++c) {
-            const int p = c < 3 ? c : (c == 5 ? 1 : 0);
-            const int q = c < 3 ? c : (c == 3 ? 1 : 2);
-            w[c] = 0.5 * detail::team_sum(team, begin, end, [&](int i) {
-                     double wi = 0;
-                     pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-                       const double d[3] = {dx, dy, dz};
-                       const double r2 = dx * dx + dy * dy + dz * dz;
-                       if (r2 < rc2) {
-                         double phi = 0;
-                         wi += pair_force(i, j, detail::math_sqrt(r2), phi) * d[p] * d[q];
-                       }
-                     });
-                     return wi;
-                   });
-          }
-        }
-      };
       if constexpr (HalfPairs) {
         if (team.team_size() == 1) {
-          for (int i = begin; i < end; ++i)
-            scratch(i, 0) = 0;
-          for (int i = begin; i < end; ++i) {
-            const int a = element_of(species(i));
-            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-              const double r2 = dx * dx + dy * dy + dz * dz;
-              if (r2 < rc2) {
-                const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
-                const int b = element_of(species(j));
-                const double rho_b = density(b, site);
-                scratch(i, 0) += rho_b;
-                scratch(j, 0) += a == b ? rho_b : density(a, site);
-              }
-            });
-          }
-          for (int i = begin; i < end; ++i) {
-            double fp = 0;
-            e += embedding(element_of(species(i)), scratch(i, 0), fp);
-            scratch(i, 1) = fp;
-            f(i, 0) = f(i, 1) = f(i, 2) = 0;
-          }
-          for (int i = begin; i < end; ++i) {
-            double fx = 0, fy = 0, fz = 0;
-            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-              const double d[3] = {dx, dy, dz};
-              const double r2 = dx * dx + dy * dy + dz * dz;
-              if (r2 < rc2) {
-                double phi = 0;
-                const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
-                e += phi;
-                fx += s * d[0];
-                fy += s * d[1];
-                fz += s * d[2];
-                f(j, 0) -= s * d[0];
-                f(j, 1) -= s * d[1];
-                f(j, 2) -= s * d[2];
-                if constexpr (Virial)
-                  detail::add_pair_virial(w, s, d[0], d[1], d[2]);
-              }
-            });
-            f(i, 0) += fx;
-            f(i, 1) += fy;
-            f(i, 2) += fz;
-          }
+          one_thread_forces<Virial>(species, f, scratch, pairs, begin, end, e, w);
         } else if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
-          wide_half_forces<Virial>(team, species, f, scratch, pairs, begin, end, pair_force, e, w);
+          wide_half_forces<Virial>(team, species, f, scratch, pairs, begin, end, e, w);
         } else {
-          all_atoms();
+          all_atoms_forces_apart<Virial>(team, species, f, scratch, pairs, begin, end, e, w);
         }
       } else {
-        all_atoms();
+        all_atoms_forces<Virial>(team, species, f, scratch, pairs, begin, end, e, w);
       }
       team.team_barrier();
       const double f2 = detail::team_max(team, begin, end, [&](int i) {

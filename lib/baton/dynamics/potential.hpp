@@ -67,65 +67,137 @@ KOKKOS_INLINE_FUNCTION void add_pair_virial(double* w, double s, double dx, doub
   w[5] += s * dy * dz;
 }
 
+/// team_pair_forces' loop where the team's threads share the atoms i and loop over all their
+/// j != i (no atomics): energy into e, and the virial into w when Virial, in six more passes.
+template <bool Virial, class K, class Pairs>
+KOKKOS_INLINE_FUNCTION void all_atoms_pair_forces(const TeamMember& team, const K& pot,
+                                                  const SpeciesView& species, const Positions& f,
+                                                  const Pairs& pairs, int begin, int end, double& e,
+                                                  double* w) {
+  const double rc2 = pot.cutoff_squared();
+  e = 0.5 * team_sum(team, begin, end, [&](int i) {
+        const int si = species(i);
+        double fx = 0, fy = 0, fz = 0, ei = 0;
+        pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2) {
+            double pe = 0, s = 0;
+            pot.pair(si, species(j), r2, pe, s);
+            ei += pe;
+            fx += s * dx;
+            fy += s * dy;
+            fz += s * dz;
+          }
+        });
+        f(i, 0) = fx;
+        f(i, 1) = fy;
+        f(i, 2) = fz;
+        return ei;
+      });
+  if constexpr (Virial) {
+    for (int c = 0; c < 6; ++c) {
+      const int a = c < 3 ? c : (c == 5 ? 1 : 0);
+      const int b = c < 3 ? c : (c == 3 ? 1 : 2);
+      w[c] = 0.5 * team_sum(team, begin, end, [&](int i) {
+               double wi = 0;
+               pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+                 const double d[3] = {dx, dy, dz};
+                 const double r2 = dx * dx + dy * dy + dz * dz;
+                 if (r2 < rc2) {
+                   double pe = 0, s = 0;
+                   pot.pair(species(i), species(j), r2, pe, s);
+                   wi += s * d[a] * d[b];
+                 }
+               });
+               return wi;
+             });
+    }
+  }
+}
+
+/// all_atoms_pair_forces out of line: a wide team's loop where the pairs are not a list, kept out
+/// of the host's one-thread loop that it would otherwise make larger.
+template <bool Virial, class K, class Pairs>
+BATON_NOINLINE KOKKOS_FUNCTION void all_atoms_pair_forces_apart(
+    const TeamMember& team, const K& pot, const SpeciesView& species, const Positions& f,
+    const Pairs& pairs, int begin, int end, double& e, double* w) {
+  all_atoms_pair_forces<Virial>(team, pot, species, f, pairs, begin, end, e, w);
+}
+
+/// team_pair_forces' half-pair loop on a wide team (team.hpp): each thread over its blocks of
+/// atoms into its own accumulators (wide_half_loop); out of line, as above.
+template <bool Virial, class K>
+BATON_NOINLINE KOKKOS_FUNCTION void wide_pair_forces(const TeamMember& team, const K& pot,
+                                                     const SpeciesView& species, const Positions& f,
+                                                     const ListPairs& pairs, int begin, int end,
+                                                     double& e, double* w) {
+  const double rc2 = pot.cutoff_squared();
+  double sums[team_acc_sums];
+  wide_half_loop<3>(
+      team, pairs.acc, begin, end, sums,
+      [&](int i, double* __restrict a, double* part) {
+        const int si = species(i);
+        double fx = 0, fy = 0, fz = 0, ei = 0;
+        double wi[6] = {0, 0, 0, 0, 0, 0};
+        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2) {
+            double pe = 0, s = 0;
+            pot.pair(si, species(j), r2, pe, s);
+            ei += pe;
+            fx += s * dx;
+            fy += s * dy;
+            fz += s * dz;
+            double* aj = a + 3 * (j - begin);
+            aj[0] -= s * dx;
+            aj[1] -= s * dy;
+            aj[2] -= s * dz;
+            if constexpr (Virial)
+              add_pair_virial(wi, s, dx, dy, dz);
+          }
+        });
+        double* ai = a + 3 * (i - begin);
+        ai[0] += fx;
+        ai[1] += fy;
+        ai[2] += fz;
+        part[0] += ei;
+        if constexpr (Virial)
+          for (int c = 0; c < 6; ++c)
+            part[1 + c] += wi[c];
+      },
+      [&](int i, const double* total) {
+        for (int d = 0; d < 3; ++d)
+          f(i, d) = total[d];
+      });
+  e = sums[0];
+  if constexpr (Virial)
+    for (int c = 0; c < 6; ++c)
+      w[c] = sums[1 + c];
+}
+
 /// Forces on atoms [begin, end) of one system from its pairs (`pairs`: all of them, AllPairs, or
 /// its neighbour list, ListPairs; each pair comes with its displacement, the minimum image in a
 /// periodic cell); every thread of the team gets the system's energy and fmax (and the virial
 /// when `Virial`). HalfPairs (host): pairs i < j once, Newton's third law; on a team of one thread
 /// in one loop, on a wide team (team.hpp) each thread over its blocks of atoms into its own
-/// accumulators (wide_half_loop). Otherwise the team's threads share the atoms i and loop over all
-/// their j != i (no atomics), and the virial, when asked, takes six more passes over the pairs (it
-/// is asked once per system per stage, not per step); a wide team does this too where the pairs
-/// are not a list (all pairs, or the bins of a list that did not fit).
+/// accumulators (wide_pair_forces). Otherwise the team's threads share the atoms i and loop over
+/// all their j != i (no atomics), and the virial, when asked, takes six more passes over the pairs
+/// (it is asked once per system per stage, not per step); a wide team does this too where the
+/// pairs are not a list (all pairs, or the bins of a list that did not fit).
 template <bool HalfPairs, bool Virial, class K, class Pairs>
 KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& pot,
                                              const SpeciesView& species, const Positions& f,
                                              const Pairs& pairs, int begin, int end,
                                              SystemForces& out) {
-  const double rc2 = pot.cutoff_squared();
   double e = 0;
   double w[6] = {0, 0, 0, 0, 0, 0};
-  const auto all_atoms = [&]() {
-    e = 0.5 * team_sum(team, begin, end, [&](int i) {
-          const int si = species(i);
-          double fx = 0, fy = 0, fz = 0, ei = 0;
-          pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < rc2) {
-              double pe = 0, s = 0;
-              pot.pair(si, species(j), r2, pe, s);
-              ei += pe;
-              fx += s * dx;
-              fy += s * dy;
-              fz += s * dz;
-            }
-          });
-          f(i, 0) = fx;
-          f(i, 1) = fy;
-          f(i, 2) = fz;
-          return ei;
-        });
-    if constexpr (Virial) {
-      for (int c = 0; c < 6; ++c) {
-        const int a = c < 3 ? c : (c == 5 ? 1 : 0);
-        const int b = c < 3 ? c : (c == 3 ? 1 : 2);
-        w[c] = 0.5 * team_sum(team, begin, end, [&](int i) {
-                 double wi = 0;
-                 pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-                   const double d[3] = {dx, dy, dz};
-                   const double r2 = dx * dx + dy * dy + dz * dz;
-                   if (r2 < rc2) {
-                     double pe = 0, s = 0;
-                     pot.pair(species(i), species(j), r2, pe, s);
-                     wi += s * d[a] * d[b];
-                   }
-                 });
-                 return wi;
-               });
-      }
-    }
-  };
   if constexpr (HalfPairs) {
     if (team.team_size() == 1) {
+      // Sums in locals of their own: e and w are passed by reference to the out-of-line paths,
+      // and the loop's writes to forces would otherwise keep them out of registers.
+      double es = 0;
+      double ws[6] = {0, 0, 0, 0, 0, 0};
+      const double rc2 = pot.cutoff_squared();
       // One thread, pairs i < j once, Newton's third law; raw pointers into the LayoutRight rows.
       const int* __restrict sp = &species(0);
       double* __restrict fp = &f(0, 0);
@@ -139,7 +211,7 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
           if (r2 < rc2) {
             double pe = 0, s = 0;
             pot.pair(si, sp[j], r2, pe, s);
-            e += pe;
+            es += pe;
             fx += s * dx;
             fy += s * dy;
             fz += s * dz;
@@ -147,60 +219,23 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
             fp[3 * j + 1] -= s * dy;
             fp[3 * j + 2] -= s * dz;
             if constexpr (Virial)
-              add_pair_virial(w, s, dx, dy, dz);
+              add_pair_virial(ws, s, dx, dy, dz);
           }
         });
         fp[3 * i] += fx;
         fp[3 * i + 1] += fy;
         fp[3 * i + 2] += fz;
       }
+      e = es;
+      for (int c = 0; c < 6; ++c)
+        w[c] = ws[c];
     } else if constexpr (std::is_same_v<Pairs, ListPairs>) {
-      double sums[team_acc_sums];
-      wide_half_loop<3>(
-          team, pairs.acc, begin, end, sums,
-          [&](int i, double* __restrict a, double* part) {
-            const int si = species(i);
-            double fx = 0, fy = 0, fz = 0, ei = 0;
-            double wi[6] = {0, 0, 0, 0, 0, 0};
-            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-              const double r2 = dx * dx + dy * dy + dz * dz;
-              if (r2 < rc2) {
-                double pe = 0, s = 0;
-                pot.pair(si, species(j), r2, pe, s);
-                ei += pe;
-                fx += s * dx;
-                fy += s * dy;
-                fz += s * dz;
-                double* aj = a + 3 * (j - begin);
-                aj[0] -= s * dx;
-                aj[1] -= s * dy;
-                aj[2] -= s * dz;
-                if constexpr (Virial)
-                  add_pair_virial(wi, s, dx, dy, dz);
-              }
-            });
-            double* ai = a + 3 * (i - begin);
-            ai[0] += fx;
-            ai[1] += fy;
-            ai[2] += fz;
-            part[0] += ei;
-            if constexpr (Virial)
-              for (int c = 0; c < 6; ++c)
-                part[1 + c] += wi[c];
-          },
-          [&](int i, const double* total) {
-            for (int d = 0; d < 3; ++d)
-              f(i, d) = total[d];
-          });
-      e = sums[0];
-      if constexpr (Virial)
-        for (int c = 0; c < 6; ++c)
-          w[c] = sums[1 + c];
+      wide_pair_forces<Virial>(team, pot, species, f, pairs, begin, end, e, w);
     } else {
-      all_atoms();
+      all_atoms_pair_forces_apart<Virial>(team, pot, species, f, pairs, begin, end, e, w);
     }
   } else {
-    all_atoms();
+    all_atoms_pair_forces<Virial>(team, pot, species, f, pairs, begin, end, e, w);
   }
   team.team_barrier();
   const double f2 = team_max(team, begin, end, [&](int i) {

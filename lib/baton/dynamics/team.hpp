@@ -11,6 +11,14 @@
 #include "baton/dynamics/random.hpp"
 #include "baton/systems/systems_batch.hpp"
 
+/// Keeps a function out of line (GCC, Clang and nvcc): the rarely taken paths of a hot loop, so
+/// that they do not change how the compiler inlines the loop itself.
+#if defined(__GNUC__) || defined(__clang__)
+#define BATON_NOINLINE __attribute__((noinline))
+#else
+#define BATON_NOINLINE
+#endif
+
 namespace baton::dynamics::detail {
 
 using ExecutionSpace = systems::SystemsBatch::execution_space;

@@ -109,6 +109,20 @@ class Eam {
       return -(scratch(i, 1) * rhojp + scratch(j, 1) * rhoip + phip) * recip;
     }
 
+    /// F(rho) of atoms [begin, end), the densities in scratch(., 0): their sum, every thread of the
+    /// team; F'(rho) into scratch(., 1).
+    KOKKOS_INLINE_FUNCTION double embed_all(const detail::TeamMember& team,
+                                            const detail::SpeciesView& species,
+                                            const detail::AtomScratch& scratch, int begin,
+                                            int end) const {
+      return detail::team_sum(team, begin, end, [&](int i) {
+        double fp = 0;
+        const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
+        scratch(i, 1) = fp;
+        return embed;
+      });
+    }
+
     /// team_forces' passes where the team's threads share the atoms i and loop over all their j
     /// (no atomics), the virial taking six more passes.
     template <bool Virial, class Pairs>
@@ -131,12 +145,7 @@ class Eam {
         scratch(i, 0) = rho;
       });
       team.team_barrier();
-      e = detail::team_sum(team, begin, end, [&](int i) {
-        double fp = 0;
-        const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
-        scratch(i, 1) = fp;
-        return embed;
-      });
+      e = embed_all(team, species, scratch, begin, end);
       team.team_barrier();
       e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
              double fi[3] = {0, 0, 0}, ei = 0;
@@ -194,9 +203,6 @@ class Eam {
                                                          const detail::AtomScratch& scratch,
                                                          const detail::ListPairs& pairs, int begin,
                                                          int end, double& e, double* w) const {
-      const auto pair_force = [&](int i, int j, double r, double& phi) {
-        return pair_term(species, scratch, i, j, r, phi);
-      };
       double sums[detail::team_acc_sums];
       detail::wide_half_loop<1>(
           team, pairs.acc, begin, end, sums,
@@ -216,52 +222,16 @@ class Eam {
             a[i - begin] += rho;
           },
           [&](int i, const double* total) { scratch(i, 0) = total[0]; });
-      e = detail::team_sum(team, begin, end, [&](int i) {
-        double fp = 0;
-        const double embed = embedding(element_of(species(i)), scratch(i, 0), fp);
-        scratch(i, 1) = fp;
-        return embed;
-      });
+      e = embed_all(team, species, scratch, begin, end);
       team.team_barrier();
-      detail::wide_half_loop<3>(
-          team, pairs.acc, begin, end, sums,
-          [&](int i, double* __restrict a, double* part) {
-            double fx = 0, fy = 0, fz = 0, ei = 0;
-            double wi[6] = {0, 0, 0, 0, 0, 0};
-            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-              const double r2 = dx * dx + dy * dy + dz * dz;
-              if (r2 < rc2) {
-                double phi = 0;
-                const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
-                ei += phi;
-                fx += s * dx;
-                fy += s * dy;
-                fz += s * dz;
-                double* aj = a + 3 * (j - begin);
-                aj[0] -= s * dx;
-                aj[1] -= s * dy;
-                aj[2] -= s * dz;
-                if constexpr (Virial)
-                  detail::add_pair_virial(wi, s, dx, dy, dz);
-              }
-            });
-            double* ai = a + 3 * (i - begin);
-            ai[0] += fx;
-            ai[1] += fy;
-            ai[2] += fz;
-            part[0] += ei;
-            if constexpr (Virial)
-              for (int c = 0; c < 6; ++c)
-                part[1 + c] += wi[c];
+      double pairs_e = 0;
+      detail::wide_force_pass<Virial>(
+          team, pairs, f, begin, end, rc2,
+          [&](int i, int j, double r2, double& phi, double& s) {
+            s = pair_term(species, scratch, i, j, detail::math_sqrt(r2), phi);
           },
-          [&](int i, const double* total) {
-            for (int d = 0; d < 3; ++d)
-              f(i, d) = total[d];
-          });
-      e += sums[0];
-      if constexpr (Virial)
-        for (int c = 0; c < 6; ++c)
-          w[c] = sums[1 + c];
+          pairs_e, w);
+      e += pairs_e;
     }
 
     /// team_forces' half-pair passes on a team of one thread (the host's loop): pairs i < j once.

@@ -124,26 +124,24 @@ BATON_NOINLINE KOKKOS_FUNCTION void all_atoms_pair_forces_apart(
   all_atoms_pair_forces<Virial>(team, pot, species, f, pairs, begin, end, e, w);
 }
 
-/// team_pair_forces' half-pair loop on a wide team (team.hpp): each thread over its blocks of
-/// atoms into its own accumulators (wide_half_loop); out of line, as above.
-template <bool Virial, class K>
-BATON_NOINLINE KOKKOS_FUNCTION void wide_pair_forces(const TeamMember& team, const K& pot,
-                                                     const SpeciesView& species, const Positions& f,
-                                                     const ListPairs& pairs, int begin, int end,
-                                                     double& e, double* w) {
-  const double rc2 = pot.cutoff_squared();
+/// A wide team's half-pair force pass (wide_half_loop) over a system's list: for each pair i < j
+/// closer than sqrt(rc2), term(i, j, r2, pe, s) gives its energy pe and -dE/dr / r s; the forces go
+/// to f, the pairs' energy to e and, when Virial, their virial to w.
+template <bool Virial, class Term>
+KOKKOS_INLINE_FUNCTION void wide_force_pass(const TeamMember& team, const ListPairs& pairs,
+                                            const Positions& f, int begin, int end, double rc2,
+                                            const Term& term, double& e, double* w) {
   double sums[team_acc_sums];
   wide_half_loop<3>(
       team, pairs.acc, begin, end, sums,
       [&](int i, double* __restrict a, double* part) {
-        const int si = species(i);
         double fx = 0, fy = 0, fz = 0, ei = 0;
         double wi[6] = {0, 0, 0, 0, 0, 0};
         pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
           const double r2 = dx * dx + dy * dy + dz * dz;
           if (r2 < rc2) {
             double pe = 0, s = 0;
-            pot.pair(si, species(j), r2, pe, s);
+            term(i, j, r2, pe, s);
             ei += pe;
             fx += s * dx;
             fy += s * dy;
@@ -173,6 +171,21 @@ BATON_NOINLINE KOKKOS_FUNCTION void wide_pair_forces(const TeamMember& team, con
   if constexpr (Virial)
     for (int c = 0; c < 6; ++c)
       w[c] = sums[1 + c];
+}
+
+/// team_pair_forces' half-pair loop on a wide team (team.hpp): wide_force_pass with the pair
+/// potential; out of line, as above.
+template <bool Virial, class K>
+BATON_NOINLINE KOKKOS_FUNCTION void wide_pair_forces(const TeamMember& team, const K& pot,
+                                                     const SpeciesView& species, const Positions& f,
+                                                     const ListPairs& pairs, int begin, int end,
+                                                     double& e, double* w) {
+  wide_force_pass<Virial>(
+      team, pairs, f, begin, end, pot.cutoff_squared(),
+      [&](int i, int j, double r2, double& pe, double& s) {
+        pot.pair(species(i), species(j), r2, pe, s);
+      },
+      e, w);
 }
 
 /// Forces on atoms [begin, end) of one system from its pairs (`pairs`: all of them, AllPairs, or

@@ -55,7 +55,15 @@ check_stopped() {
 }
 
 run_and_stop TERM ranks
-[ "$rc" -eq 5 ] || fail "SIGTERM to the ranks: exit $rc, expected 5: $(cat err.log)"
+# MPICH's mpiexec (hydra) gives a rank that ends without MPI_Finalize a provisional exit code of 1
+# and, when it handles the closed PMI connection before it reaps the process, reports that 1 in
+# place of the rank's own 5 (about one run in 25 here, always with its "BAD TERMINATION ... EXIT
+# CODE: 1" block on stdout). Only that case is let through, and only under MPICH.
+if [ "$rc" -eq 1 ] && [ -z "${extra[*]}" ] && grep -q "EXIT CODE: 1" run.log; then
+  echo "(MPICH's mpiexec reported its provisional exit code 1 in place of the ranks' 5)"
+else
+  [ "$rc" -eq 5 ] || fail "SIGTERM to the ranks: exit $rc, expected 5: $(cat err.log run.log)"
+fi
 check_stopped SIGTERM
 
 # Ctrl-C reaches mpiexec, which passes it on (Open MPI's as SIGTERM) and gives an exit code of its

@@ -124,7 +124,7 @@ class Eam {
     }
 
     /// team_forces' passes where the team's threads share the atoms i and loop over all their j
-    /// (no atomics), the virial taking six more passes.
+    /// (no atomics), the virial in the same pass.
     template <bool Virial, class Pairs>
     KOKKOS_INLINE_FUNCTION void all_atoms_forces(const detail::TeamMember& team,
                                                  const detail::SpeciesView& species,
@@ -147,42 +147,45 @@ class Eam {
       team.team_barrier();
       e = embed_all(team, species, scratch, begin, end);
       team.team_barrier();
-      e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
-             double fi[3] = {0, 0, 0}, ei = 0;
-             pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-               const double d[3] = {dx, dy, dz};
-               const double r2 = dx * dx + dy * dy + dz * dz;
-               if (r2 < rc2) {
-                 double phi = 0;
-                 const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
-                 ei += phi;
-                 for (int k = 0; k < 3; ++k)
-                   fi[k] += s * d[k];
-               }
-             });
-             for (int k = 0; k < 3; ++k)
-               f(i, k) = fi[k];
-             return ei;
-           });
+      // Atom i's forces into f, its pair energies into acc[0] and, when Virial, its pairs' virial
+      // into acc[1..7) (each pair is seen from both ends: the halves come below).
+      const auto atom = [&](int i, double* acc) {
+        double fi[3] = {0, 0, 0}, ei = 0;
+        double wi[6] = {0, 0, 0, 0, 0, 0};
+        pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 < rc2) {
+            double phi = 0;
+            const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
+            ei += phi;
+            fi[0] += s * dx;
+            fi[1] += s * dy;
+            fi[2] += s * dz;
+            if constexpr (Virial)
+              detail::add_pair_virial(wi, s, dx, dy, dz);
+          }
+        });
+        for (int k = 0; k < 3; ++k)
+          f(i, k) = fi[k];
+        acc[0] += ei;
+        if constexpr (Virial)
+          for (int c = 0; c < 6; ++c)
+            acc[1 + c] += wi[c];
+      };
       if constexpr (Virial) {
-        for (int c = 0; c < 6; ++c) {
-          const int p = c < 3 ? c : (c == 5 ? 1 : 0);
-          const int q = c < 3 ? c : (c == 3 ? 1 : 2);
-          w[c] = 0.5 * detail::team_sum(team, begin, end, [&](int i) {
-                   double wi = 0;
-                   pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-                     const double d[3] = {dx, dy, dz};
-                     const double r2 = dx * dx + dy * dy + dz * dz;
-                     if (r2 < rc2) {
-                       double phi = 0;
-                       wi += pair_force(i, j, detail::math_sqrt(r2), phi) * d[p] * d[q];
-                     }
-                   });
-                   return wi;
-                 });
-        }
+        const detail::Sums<7> sums = detail::team_sums<7>(team, begin, end, atom);
+        e += 0.5 * sums.v[0];
+        for (int c = 0; c < 6; ++c)
+          w[c] = 0.5 * sums.v[1 + c];
+      } else {
+        e += 0.5 * detail::team_sum(team, begin, end, [&](int i) {
+               double ei = 0;
+               atom(i, &ei);
+               return ei;
+             });
       }
     }
+
     /// all_atoms_forces out of line: a wide team's loop where the pairs are not a list, kept out of
     /// the host's one-thread loop that it would otherwise make larger.
     template <bool Virial, class Pairs>

@@ -68,50 +68,51 @@ KOKKOS_INLINE_FUNCTION void add_pair_virial(double* w, double s, double dx, doub
 }
 
 /// team_pair_forces' loop where the team's threads share the atoms i and loop over all their
-/// j != i (no atomics): energy into e, and the virial into w when Virial, in six more passes.
+/// j != i (no atomics): energy into e, and the virial into w when Virial, in the same pass.
 template <bool Virial, class K, class Pairs>
 KOKKOS_INLINE_FUNCTION void all_atoms_pair_forces(const TeamMember& team, const K& pot,
                                                   const SpeciesView& species, const Positions& f,
                                                   const Pairs& pairs, int begin, int end, double& e,
                                                   double* w) {
   const double rc2 = pot.cutoff_squared();
-  e = 0.5 * team_sum(team, begin, end, [&](int i) {
-        const int si = species(i);
-        double fx = 0, fy = 0, fz = 0, ei = 0;
-        pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-          const double r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 < rc2) {
-            double pe = 0, s = 0;
-            pot.pair(si, species(j), r2, pe, s);
-            ei += pe;
-            fx += s * dx;
-            fy += s * dy;
-            fz += s * dz;
-          }
-        });
-        f(i, 0) = fx;
-        f(i, 1) = fy;
-        f(i, 2) = fz;
-        return ei;
-      });
+  // Atom i's forces into f, its pair energies into acc[0] and, when Virial, its pairs' virial into
+  // acc[1..7) (each pair is seen from both ends: the halves come below).
+  const auto atom = [&](int i, double* acc) {
+    const int si = species(i);
+    double fx = 0, fy = 0, fz = 0, ei = 0;
+    double wi[6] = {0, 0, 0, 0, 0, 0};
+    pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
+      const double r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < rc2) {
+        double pe = 0, s = 0;
+        pot.pair(si, species(j), r2, pe, s);
+        ei += pe;
+        fx += s * dx;
+        fy += s * dy;
+        fz += s * dz;
+        if constexpr (Virial)
+          add_pair_virial(wi, s, dx, dy, dz);
+      }
+    });
+    f(i, 0) = fx;
+    f(i, 1) = fy;
+    f(i, 2) = fz;
+    acc[0] += ei;
+    if constexpr (Virial)
+      for (int c = 0; c < 6; ++c)
+        acc[1 + c] += wi[c];
+  };
   if constexpr (Virial) {
-    for (int c = 0; c < 6; ++c) {
-      const int a = c < 3 ? c : (c == 5 ? 1 : 0);
-      const int b = c < 3 ? c : (c == 3 ? 1 : 2);
-      w[c] = 0.5 * team_sum(team, begin, end, [&](int i) {
-               double wi = 0;
-               pairs.template each<false>(i, [&](int j, double dx, double dy, double dz) {
-                 const double d[3] = {dx, dy, dz};
-                 const double r2 = dx * dx + dy * dy + dz * dz;
-                 if (r2 < rc2) {
-                   double pe = 0, s = 0;
-                   pot.pair(species(i), species(j), r2, pe, s);
-                   wi += s * d[a] * d[b];
-                 }
-               });
-               return wi;
-             });
-    }
+    const Sums<7> sums = team_sums<7>(team, begin, end, atom);
+    e = 0.5 * sums.v[0];
+    for (int c = 0; c < 6; ++c)
+      w[c] = 0.5 * sums.v[1 + c];
+  } else {
+    e = 0.5 * team_sum(team, begin, end, [&](int i) {
+          double ei = 0;
+          atom(i, &ei);
+          return ei;
+        });
   }
 }
 
@@ -194,9 +195,8 @@ BATON_NOINLINE KOKKOS_FUNCTION void wide_pair_forces(const TeamMember& team, con
 /// when `Virial`). HalfPairs (host): pairs i < j once, Newton's third law; on a team of one thread
 /// in one loop, on a wide team (team.hpp) each thread over its blocks of atoms into its own
 /// accumulators (wide_pair_forces). Otherwise the team's threads share the atoms i and loop over
-/// all their j != i (no atomics), and the virial, when asked, takes six more passes over the pairs
-/// (it is asked once per system per stage, not per step); a wide team does this too where the
-/// pairs are not a list (all pairs, or the bins of a list that did not fit).
+/// all their j != i (no atomics), the virial, when asked, in the same pass; a wide team does this
+/// too where the pairs are not a list (all pairs, or the bins of a list that did not fit).
 template <bool HalfPairs, bool Virial, class K, class Pairs>
 KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& pot,
                                              const SpeciesView& species, const Positions& f,

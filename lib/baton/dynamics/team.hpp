@@ -143,6 +143,39 @@ KOKKOS_INLINE_FUNCTION double team_sum(const TeamMember& team, int begin, int en
   return sum;
 }
 
+/// N sums reduced together (team_sums): one pass where N team_sum calls would take N.
+template <int N>
+struct Sums {
+  double v[N];
+  KOKKOS_INLINE_FUNCTION Sums() {
+    for (int c = 0; c < N; ++c)
+      v[c] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION Sums& operator+=(const Sums& o) {
+    for (int c = 0; c < N; ++c)
+      v[c] += o.v[c];
+    return *this;
+  }
+#if KOKKOS_VERSION < 40000
+  // Kokkos 3's reducers also join through volatile references.
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile Sums& o) volatile {
+    for (int c = 0; c < N; ++c)
+      v[c] += o.v[c];
+  }
+#endif
+};
+
+/// The N sums over [begin, end) of what f(i, acc) adds into acc[0..N), in the team, every thread
+/// of it getting them.
+template <int N, class F>
+KOKKOS_INLINE_FUNCTION Sums<N> team_sums(const TeamMember& team, int begin, int end, const F& f) {
+  Sums<N> total;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, begin, end), [&](int i, Sums<N>& acc) { f(i, acc.v); },
+      Kokkos::Sum<Sums<N>>(total));
+  return total;
+}
+
 /// Maximum over [begin, end) of f(i) (0 when empty or all smaller), in the team.
 template <class F>
 KOKKOS_INLINE_FUNCTION double team_max(const TeamMember& team, int begin, int end, const F& f) {
@@ -185,3 +218,11 @@ KOKKOS_INLINE_FUNCTION void hold_fixed(const TeamMember& team, const MovableView
 }
 
 }  // namespace baton::dynamics::detail
+
+/// Sums<N> as a Kokkos reduction value (Kokkos::Sum needs its identity).
+namespace Kokkos {
+template <int N>
+struct reduction_identity<baton::dynamics::detail::Sums<N>> {
+  KOKKOS_FORCEINLINE_FUNCTION static baton::dynamics::detail::Sums<N> sum() { return {}; }
+};
+}  // namespace Kokkos

@@ -213,10 +213,12 @@ void Driver::step_once() {
   if (credit_expected)
     expect_credit();
   advance_stages();
-  if (comm_.rank() == 0)
+  if (comm_.rank() == 0) {
     poll_progress();
-  else
+  } else {
+    impl_->collector->progress();
     finished_seen_ = static_cast<long>(impl_->collector->finished());
+  }
   update_done();
 }
 

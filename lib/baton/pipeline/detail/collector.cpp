@@ -65,6 +65,16 @@ void Collector::add(std::shared_ptr<systems::HostPacked> host,
   send(std::move(host));
 }
 
+void Collector::progress() {
+  for (Outgoing& o : outgoing_) {
+    o.ints.test();
+    o.reals.test();
+  }
+  while (!outgoing_.empty() && !outgoing_.front().ints.active() &&
+         !outgoing_.front().reals.active())
+    outgoing_.pop_front();
+}
+
 void Collector::end() {
   if (!source_ || ended_)
     return;

@@ -36,6 +36,10 @@ class Collector {
   /// A last-segment rank: systems that just finished, packed from its last batch and copied to the
   /// host (once: hooks see the same copy).
   void add(std::shared_ptr<systems::HostPacked> host, const systems::SpeciesTable& species);
+  /// A last-segment rank other than 0, every step: tests the sends in flight, so that a large
+  /// message moves on while this rank computes (MPI progresses a send only inside MPI calls, and
+  /// rank 0 would otherwise wait on its data until this rank's next send), and releases those done.
+  void progress();
   /// A last-segment rank other than 0, once it is done: the end-of-stream message, and waits for
   /// every send. (Called once.)
   void end();

@@ -7,9 +7,11 @@ file(WRITE ${WORK}/run.cfg "systems = 10\nsizes = 13,19\nlangevin-steps = 80\nnv
 set(common --config ${WORK}/run.cfg --progress on --capacity-systems 3 --capacity-atoms 60)
 
 # The frames of a results file in order of system_id (baton-pipeline writes them in the order they
-# finish, which may differ between runs): `out` gets them concatenated.
-function(frames_by_id file out)
+# finish, which may differ between runs): `out` gets them concatenated, without the run description
+# that the first frame's comment line carries (`run` gets it).
+function(frames_by_id file out run)
   file(STRINGS ${file} lines)
+  set(description "")
   set(ids "")
   set(current "")
   set(id "")
@@ -27,6 +29,11 @@ function(frames_by_id file out)
         string(REGEX MATCH "system_id=([0-9]+)" found "${line}")
         set(id ${CMAKE_MATCH_1})
         list(APPEND ids ${id})
+        string(REGEX MATCH " baton_run=\"[^\"]*\"" found "${line}")
+        if(NOT found STREQUAL "")
+          set(description "${found}")
+          string(REPLACE "${found}" "" line "${line}")
+        endif()
       endif()
       string(APPEND current "${line}\n")
       math(EXPR left "${left} - 1")
@@ -39,13 +46,16 @@ function(frames_by_id file out)
     string(APPEND all "${frame_${i}}")
   endforeach()
   set(${out} "${all}" PARENT_SCOPE)
+  set(${run} "${description}" PARENT_SCOPE)
 endfunction()
 
-# diff = 0 when two results files hold the same frames, byte for byte, in any order.
+# diff = 0 when two results files hold the same frames, byte for byte, in any order, and the same
+# run description.
 function(compare_results a b)
-  frames_by_id(${a} frames_a)
-  frames_by_id(${b} frames_b)
-  if(frames_a STREQUAL frames_b AND NOT frames_a STREQUAL "")
+  frames_by_id(${a} frames_a run_a)
+  frames_by_id(${b} frames_b run_b)
+  if(frames_a STREQUAL frames_b AND NOT frames_a STREQUAL "" AND run_a STREQUAL run_b
+     AND NOT run_a STREQUAL "")
     set(diff 0 PARENT_SCOPE)
   else()
     set(diff 1 PARENT_SCOPE)

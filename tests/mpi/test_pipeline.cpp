@@ -158,6 +158,44 @@ TEST_CASE("every system leaves the last stage exactly once, identical at any ran
   }
 }
 
+TEST_CASE("fewer ranks than stages, uneven costs: every rank runs every stage, the same results") {
+  // Costs 0.3, 1, 1 (StageSpec::cost): on 2 ranks the best split (fire,langevin | nve) takes 1.3
+  // per system against 1.15 for the whole pipeline on both ranks, so both ranks run all three
+  // stages, rank 0 feeding rank 1 and rank 1 sending its results to rank 0.
+  const Communicator& world = baton::test::world();
+  const std::vector<HostSystem> in = input(14);
+  std::vector<HostSystem> reference;
+  if (world.rank() == 0)
+    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  std::vector<StageSpec> specs = three_stages().stages();
+  const double costs[3] = {0.3, 1, 1};
+  Pipeline p;
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    specs[s].cost = costs[s];
+    p = s == 0 ? Pipeline(specs[s]) : p | Pipeline(specs[s]);
+  }
+  for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
+    CAPTURE(to_string(mode));
+    DriverOptions s;
+    s.mode = mode;
+    s.steps_per_call = 7;
+    Driver driver(world, p, s);
+    driver.setup(world.rank() == 0 ? in : std::vector<HostSystem>{});
+    if (world.size() == 2) {
+      REQUIRE(driver.plan().segments.size() == 1);
+      CHECK(driver.plan().segments[0].ranks == std::vector<int>{0, 1});
+      CHECK(driver.local_stages() == std::make_pair(0, 2));
+    }
+    driver.run();
+    const HandoffCopies c = driver.handoff_copies();
+    if (world.size() == 2)  // no link between stages across ranks: only the input and the results
+      CHECK(c.sent.handoffs == 0);
+    const std::vector<HostSystem> out = driver.gather_results(0);
+    if (world.rank() == 0)
+      check_identical(out, reference);
+  }
+}
+
 namespace {
 
 // A user's pair potential (see docs/dynamics.md): Lennard-Jones plus a Gaussian bump that keeps
@@ -333,7 +371,14 @@ TEST_CASE("composition renumbers the stages and the plan follows the world size"
   const RankPlan& plan = driver.plan();
   CHECK(plan.segments.front().first_stage == 0);
   CHECK(plan.segments.back().last_stage == 5);
-  CHECK(plan.segments.size() == static_cast<std::size_t>(std::min(world.size(), 6)));
+  // One segment per rank (the six stages split over them), or the whole pipeline on every rank
+  // where no split is as balanced (the measured costs decide: plan_ranks).
+  if (world.size() == 1 || plan.segments.size() == 1)
+    CHECK(plan.segments.front().ranks.size() == static_cast<std::size_t>(world.size()));
+  else
+    CHECK(plan.segments.size() == static_cast<std::size_t>(std::min(world.size(), 6)));
+  for (int r = 0; r < world.size(); ++r)
+    CHECK(plan.segment_of(r) >= 0);
   driver.run();
   const int root = world.size() - 1;  // the input ids live on rank 0: the check still runs
   const std::vector<HostSystem> out = driver.gather_results(root);
@@ -1170,15 +1215,19 @@ void check_per_handoff(const char* path, const CopyCount& c, long copies, long c
 TEST_CASE("each hand-off makes the copies docs/pipeline.md lists, per path, at any rank count") {
   const Communicator& world = baton::test::world();
   // fire -> langevin -> nve: at 1 rank every move is between stages on this rank, at 2 a chain
-  // link too, at 3 one stage per rank, at 4 stage 0 on ranks 0 and 3 (an input link).
+  // link too (costs 1, 1, 2: split as fire,langevin | nve), at 3 one stage per rank, at 4 stage 0
+  // on ranks 0 and 3 (an input link).
   auto first_hook = std::make_shared<CallCounter>(3);  // on_finished and on_step, stage 0
   auto last_hook = std::make_shared<CallCounter>(0);   // on_finished of the last stage
   const Pipeline p = three_stages();
   StageSpec first = p.stages().front();
   first.hooks.push_back(first_hook);
+  first.cost = 1;
   StageSpec middle = p.stages()[1];
+  middle.cost = 1;
   StageSpec last = p.stages().back();
   last.hooks.push_back(last_hook);
+  last.cost = 2;
   DriverOptions s;
   s.steps_per_call = 7;
   if (world.size() == 4)

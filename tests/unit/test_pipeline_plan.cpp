@@ -29,14 +29,37 @@ TEST_CASE("one rank runs every stage") {
   CHECK(p.segment_of(0) == 0);
 }
 
-TEST_CASE("fewer ranks than stages: consecutive stages grouped to balance cost") {
-  // 300 | 1000 + 1000 would be 2000 on one rank; 300 + 1000 | 1000 is best.
-  const RankPlan p = plan_ranks(2, {300, 1000, 1000});
+TEST_CASE("fewer ranks than stages: consecutive stages grouped where that balances the cost") {
+  // 1000 | 1000 + 2000 would be 3000 on one rank; 1000 + 1000 | 2000 is best, and exactly the
+  // total over the ranks: the split stays.
+  const RankPlan p = plan_ranks(2, {1000, 1000, 2000});
   REQUIRE(p.segments.size() == 2);
   CHECK(p.segments[0].first_stage == 0);
   CHECK(p.segments[0].last_stage == 1);
   CHECK(p.segments[1].first_stage == 2);
   CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0}, {1}});
+  // Within the margin: the best split, 1000 + 950 | 2000, is 2000 against a total over the ranks
+  // of 1975 (1.3% more).
+  CHECK(plan_ranks(2, {1000, 950, 2000}).segments.size() == 2);
+}
+
+TEST_CASE("fewer ranks than stages, unevenly: every rank runs the whole pipeline") {
+  // 300 | 1000 + 1000 would be 2000 on one rank and 300 + 1000 | 1000 1300, against a total over
+  // the ranks of 1150: the whole pipeline on both ranks, each taking its share of the systems.
+  const RankPlan p = plan_ranks(2, {300, 1000, 1000});
+  REQUIRE(p.segments.size() == 1);
+  CHECK(p.segments[0].first_stage == 0);
+  CHECK(p.segments[0].last_stage == 2);
+  CHECK(ranks_of(p) == std::vector<std::vector<int>>{{0, 1}});
+  CHECK(p.segment_of(1) == 0);
+  CHECK(p.describe({"fire", "langevin", "nve"}) == "stages 0-2 'fire,langevin,nve': ranks 0 1\n");
+  // Past the margin: 1000 + 700 | 2000 is 2000 against a total over the ranks of 1850 (8% more).
+  CHECK(ranks_of(plan_ranks(2, {1000, 700, 2000})) == std::vector<std::vector<int>>{{0, 1}});
+  // Not where asked to keep the split (an overflow chain).
+  CHECK(plan_ranks(2, {300, 1000, 1000}, {}, {}, false).segments.size() == 2);
+  // Three ranks, four stages: 100 + 1000 | 1000 | 1000 is 1100 against 1033.
+  CHECK(ranks_of(plan_ranks(3, {100, 1000, 1000, 1000})) ==
+        std::vector<std::vector<int>>{{0, 1, 2}});
 }
 
 TEST_CASE("extra ranks replicate the slowest stages") {

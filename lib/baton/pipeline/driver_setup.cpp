@@ -192,8 +192,13 @@ void Driver::setup(SystemSource& source) {
     most[static_cast<std::size_t>(s)] =
         static_cast<int>(std::clamp<std::int64_t>(fit, 1, std::numeric_limits<int>::max()));
   }
+  // An overflow chain (and error_when_full, which is about it) is where a segment meets the next:
+  // asked for, the stages stay split over the ranks.
+  const bool chain = settings_.overflow.systems > 0 || settings_.overflow.atoms > 0 ||
+                     settings_.host_overflow.systems > 0 || settings_.host_overflow.atoms > 0 ||
+                     !settings_.spill_directory.empty() || settings_.error_when_full;
   plan_ = settings_.stage_ranks.empty()
-              ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage, most)
+              ? plan_ranks(comm_.size(), costs, settings_.ranks_per_stage, most, !chain)
               : plan_ranks_explicit(comm_.size(), k, settings_.stage_ranks);
   // Every rank names species alike (hooks see labels); labels a source meets later reach the other
   // ranks with the first hand-offs that carry them (links.hpp).

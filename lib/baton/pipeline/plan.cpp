@@ -86,7 +86,7 @@ std::vector<int> split_stages(const std::vector<double>& costs, int parts) {
 
 RankPlan plan_ranks(int world, const std::vector<double>& costs,
                     const std::vector<int>& ranks_per_stage,
-                    const std::vector<int>& most_replicas) {
+                    const std::vector<int>& most_replicas, bool replicate) {
   const int k = static_cast<int>(costs.size());
   if (k == 0)
     throw Error("baton::pipeline::plan_ranks: a pipeline needs at least one stage");
@@ -123,11 +123,23 @@ RankPlan plan_ranks(int world, const std::vector<double>& costs,
     replicas = ranks_per_stage;
   } else if (world < k) {
     const std::vector<int> firsts = split_stages(costs, world);
+    double split_bound = 0;  // the largest group's cost: the split's time per system
     for (int p = 0; p < world; ++p) {
       const int last = p + 1 < world ? firsts[static_cast<std::size_t>(p) + 1] - 1 : k - 1;
       plan.segments.push_back({firsts[static_cast<std::size_t>(p)], last, {}});
+      double group = 0;
+      for (int s = firsts[static_cast<std::size_t>(p)]; s <= last; ++s)
+        group += costs[static_cast<std::size_t>(s)];
+      split_bound = std::max(split_bound, group);
     }
     replicas.assign(static_cast<std::size_t>(world), 1);
+    // Every stage on every rank, each rank with its share of the systems, takes the total cost
+    // over the ranks: chosen where that is below (1 - replicated_margin) times the split's.
+    const double total = std::accumulate(costs.begin(), costs.end(), 0.0);
+    if (replicate && total / world < (1 - replicated_margin) * split_bound) {
+      plan.segments.assign(1, Segment{0, k - 1, {}});
+      replicas.assign(1, world);
+    }
   } else {
     for (int s = 0; s < k; ++s)
       plan.segments.push_back({s, s, {}});

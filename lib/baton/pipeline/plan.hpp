@@ -6,7 +6,9 @@
 /// segment may have several ranks (replicas) that share its work round-robin.
 ///  - 1 rank: one segment with every stage.
 ///  - fewer ranks than stages: consecutive stages are grouped into one segment per rank, splitting
-///    where the largest segment cost (sum of the stages' cost estimates) is smallest.
+///    where the largest segment cost (sum of the stages' cost estimates) is smallest; but where the
+///    total cost over the ranks is below (1 - replicated_margin) times that largest cost, the
+///    whole pipeline is one segment that every rank runs (each rank takes systems as it has room).
 ///  - at least as many ranks as stages: one segment per stage; each extra rank goes to the segment
 ///    with the highest cost per replica (the earlier stage on ties), so the slowest stages are
 ///    replicated. A stage is never given more replicas than `most_replicas` allows (when given):
@@ -22,6 +24,10 @@
 #include <vector>
 
 namespace baton::pipeline {
+
+/// With fewer ranks than stages, the whole pipeline runs on every rank where the total cost over the
+/// ranks is below (1 - replicated_margin) times the largest segment of the best split (plan_ranks).
+inline constexpr double replicated_margin = 0.05;
 
 struct Segment {
   int first_stage = 0;     ///< first stage of the segment
@@ -41,9 +47,11 @@ struct RankPlan {
 /// entry >= 1 per stage, caps the automatic choice (not an explicit list). Throws baton::Error for
 /// an impossible request (no stages, world < 1, a bad explicit list, caps that leave a rank with no
 /// stage), naming the numbers.
+/// `replicate`: false keeps the split with fewer ranks than stages (an overflow chain, which only a
+/// segment that feeds a later one has, asks for it).
 RankPlan plan_ranks(int world, const std::vector<double>& costs,
                     const std::vector<int>& ranks_per_stage = {},
-                    const std::vector<int>& most_replicas = {});
+                    const std::vector<int>& most_replicas = {}, bool replicate = true);
 
 /// An explicit map: stage s runs on the ranks `stage_ranks[s]` (one segment per stage, in any rank
 /// order). Every rank of `world` must appear exactly once, and rank 0 must run stage 0 (it reads

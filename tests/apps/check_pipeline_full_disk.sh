@@ -23,7 +23,7 @@ grep -q "res.xyz.part" spill.log && fail "a results file that does not exist is 
 [ -e res.xyz.part ] && fail "res.xyz.part left behind without results"
 
 # The results file itself on the full disk.
-rm full/fill && dd if=/dev/zero of=full/fill bs=1k count=60 2> /dev/null
+rm full/fill && dd if=/dev/zero of=full/fill bs=1k count=64 2> /dev/null  # not a page left
 "$mpiexec" "$np_flag" 2 "${extra[@]}" "$app" --systems 200 --output full/res.xyz --progress off \
   > out.log 2>&1
 rc=$?

@@ -273,7 +273,12 @@ void XyzFileSink::write(const std::vector<systems::HostSystem>& systems) {
     std::string frame = first.str();
     const std::size_t comment_end = frame.find('\n', frame.find('\n') + 1);
     frame.insert(comment_end, std::string(" ") + run_key + run_ + "\"");
+    errno = 0;
     file_.stream() << frame;
+    if (!file_.stream())  // a full disk says so here: flush() would no longer know why
+      throw Error("baton::pipeline::XyzFileSink: system " + std::to_string(systems.front().id) +
+                  ": writing '" + file_.temporary() + "' failed" +
+                  (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
     const std::vector<systems::HostSystem> rest(systems.begin() + 1, systems.end());
     systems::write_xyz(file_.stream(), rest, stages_, stress_mvv2e_);
   } else {

@@ -279,9 +279,16 @@ void Driver::receive_handoffs() {
   Impl& m = *impl_;
   m.arrivals.clear();
   const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
+  // The input links (rank 0's feeder to the other ranks of the first segment), in the async modes:
+  // a rank with systems to step takes a hand-off only once it is there, so that its steps do not
+  // wait for rank 0's (which also reads the input and takes the results). Rank 0 feeds a link once
+  // its credit is back (Feeder::feed); a rank with nothing to step waits as on any link.
+  const bool input_links = segment_ == 0 && c.mode != CommMode::sync && has_running();
   for (std::size_t l = 0; l < m.up.size(); ++l) {
     detail::UpLink& u = m.up[l];
     if (!u.open)
+      continue;
+    if (input_links && !detail::handoff_arrived(u))
       continue;
     const auto credit = static_cast<int>(u.outstanding_systems);
     m.arrivals.push_back(detail::Arrival{l, detail::receive_handoff(c, u), credit, 0});
@@ -436,6 +443,15 @@ long Driver::systems_here() const {
   return n;
 }
 
+// Some system on this rank is stepping (as the last snapshot or arrival saw it).
+bool Driver::has_running() const {
+  for (const detail::Runner& r : impl_->runners)
+    for (const systems::HostSlot& slot : r.batch.host_slots())
+      if (slot.status == static_cast<int>(systems::SystemStatus::active))
+        return true;
+  return false;
+}
+
 // Assigns the systems waiting in `out` (in slot order) to downstream links with credit,
 // round-robin.
 std::vector<std::vector<int>> Driver::assign_downstream(const systems::SystemsBatch& out,
@@ -522,7 +538,7 @@ void Driver::grant_and_feed() {
       first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
       resume_arrivals(first, slot);
     }
-    m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()));
+    m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()), has_running());
   }
 }
 

@@ -158,6 +158,7 @@ class Driver {
   std::vector<double> stage_costs(SystemSource& source, std::deque<systems::HostSystem>& ahead);
   bool inputs_done();
   long systems_here() const;
+  bool has_running() const;
   std::vector<std::vector<int>> assign_downstream(const systems::SystemsBatch& out, bool all);
   detail::LinkContext context(CommMode mode);
   CommMode mode_into(int stage) const;

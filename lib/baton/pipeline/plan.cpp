@@ -85,8 +85,8 @@ std::vector<int> split_stages(const std::vector<double>& costs, int parts) {
 }  // namespace
 
 RankPlan plan_ranks(int world, const std::vector<double>& costs,
-                    const std::vector<int>& ranks_per_stage,
-                    const std::vector<int>& most_replicas, bool replicate) {
+                    const std::vector<int>& ranks_per_stage, const std::vector<int>& most_replicas,
+                    bool replicate) {
   const int k = static_cast<int>(costs.size());
   if (k == 0)
     throw Error("baton::pipeline::plan_ranks: a pipeline needs at least one stage");

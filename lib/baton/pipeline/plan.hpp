@@ -25,8 +25,9 @@
 
 namespace baton::pipeline {
 
-/// With fewer ranks than stages, the whole pipeline runs on every rank where the total cost over the
-/// ranks is below (1 - replicated_margin) times the largest segment of the best split (plan_ranks).
+/// With fewer ranks than stages, the whole pipeline runs on every rank where the total cost over
+/// the ranks is below (1 - replicated_margin) times the largest segment of the best split
+/// (plan_ranks).
 inline constexpr double replicated_margin = 0.05;
 
 struct Segment {

@@ -79,10 +79,12 @@ std::vector<systems::HostSystem> Feeder::take(systems::BatchCapacity room) {
   return out;
 }
 
-void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stages) {
+void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stages, bool busy) {
   for (std::size_t j = 0; j < links_.size(); ++j) {
     DownLink& d = links_[(round_robin_ + j) % links_.size()];
     if (!d.open)
+      continue;
+    if (busy && c.mode != CommMode::sync && !credit_arrived(d))
       continue;
     collect_owed_credit(c, d);
     std::vector<systems::HostSystem> share;

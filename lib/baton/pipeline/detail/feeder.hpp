@@ -38,8 +38,10 @@ class Feeder {
   std::vector<systems::HostSystem> take(systems::BatchCapacity room);
   /// One hand-off to every open input link, within its credit; the end of stream once the source
   /// is dry. Names the species of what it sends in `species`, and sends a rank the labels it was
-  /// not sent yet before the hand-off that needs them.
-  void feed(const LinkContext& c, systems::SpeciesTable& species, int stages);
+  /// not sent yet before the hand-off that needs them. In the async modes, `busy` (rank 0 has
+  /// systems to step) skips a link whose credit for the last hand-off has not come yet, where the
+  /// feeder would otherwise wait for it: the next step feeds it.
+  void feed(const LinkContext& c, systems::SpeciesTable& species, int stages, bool busy);
   /// The source is dry and nothing is held.
   bool exhausted();
   std::vector<DownLink>& links() noexcept { return links_; }

@@ -65,6 +65,10 @@ void post_handoff(const LinkContext& c, UpLink& u) {
   u.reals.emplace(irecv_upto(c.comm, u.real_buffers.at(b), u.rank, data_tag));
 }
 
+bool handoff_arrived(UpLink& u) {
+  return u.ints && u.reals && u.ints->test() && u.reals->test();
+}
+
 systems::PackedSystems receive_handoff(const LinkContext& c, UpLink& u) {
   systems::PackedSystems wire;
   if (c.mode == CommMode::sync) {
@@ -119,7 +123,7 @@ void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::Bat
     free_atoms -= u.outstanding_atoms;
   }
   for (UpLink& u : links) {
-    if (!u.open)
+    if (!u.open || u.received_step != c.step)
       continue;
     const std::int64_t gs = std::clamp<std::int64_t>(u.share_systems - u.outstanding_systems, 0,
                                                      std::max<std::int64_t>(free_systems, 0));
@@ -137,6 +141,10 @@ void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::Bat
     c.note("granted rank " + std::to_string(u.rank) + " (tag " + std::to_string(credit_tag) +
            "): " + counts(gs, ga));
   }
+}
+
+bool credit_arrived(DownLink& d) {
+  return !d.credit_owed || d.credit->test();
 }
 
 void collect_owed_credit(const LinkContext& c, DownLink& d) {

@@ -120,6 +120,9 @@ void allocate_handoff_buffers(UpLink& u, int stages);
 /// buffers, bounded by the link's share (async modes: at once after the previous hand-off, so the
 /// transfer overlaps the step's compute; sync: when the step receives).
 void post_handoff(const LinkContext& c, UpLink& u);
+/// Async modes: whether the next hand-off on `u` is there (its posted receives complete); tests
+/// them, which also moves them on.
+bool handoff_arrived(UpLink& u);
 /// Receives this step's hand-off on `u` (the messages only: its header is read with the step's
 /// other bookkeeping, then given to accept_handoff()).
 systems::PackedSystems receive_handoff(const LinkContext& c, UpLink& u);
@@ -127,12 +130,15 @@ systems::PackedSystems receive_handoff(const LinkContext& c, UpLink& u);
 /// credit throws baton::Error. Updates what is outstanding; the end of stream closes the link; in
 /// async modes the next hand-off's receives are posted.
 void accept_handoff(const LinkContext& c, UpLink& u, const systems::PackedHeader& h);
-/// Grants each open link what it may still hold of its share, within `room` (what the receiving
-/// batch can take beyond what is outstanding), and sends the credits.
+/// Grants each open link that received a hand-off this step what it may still hold of its share,
+/// within `room` (what the receiving batch can take beyond what is outstanding), and sends the
+/// credits: a credit answers a hand-off.
 void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::BatchCapacity room);
 
 /// Async modes: takes the credit that answers our last hand-off, if one is owed (blocking).
 void collect_owed_credit(const LinkContext& c, DownLink& d);
+/// Whether the credit owed on `d` (if any) is there, so that collect_owed_credit would not block.
+bool credit_arrived(DownLink& d);
 /// Before a hand-off on `d`: when `species` names labels that `d`'s rank was not sent, sends all of
 /// them (non-blocking, on species_tag) and returns systems::packed_species, the flag the hand-off
 /// must carry; otherwise returns 0.

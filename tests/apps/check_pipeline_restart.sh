@@ -8,7 +8,9 @@
 # entering it. Resumed runs must say that running systems went on from their checkpoints (not
 # from step 0). With the stages' own state left out of the checkpoints (their scratch columns)
 # the frames differ and this fails. With BATON_RESTART_BAROSTAT=mtk in the environment, the NPT
-# stage is MTK's (tri: its strain rates and chains are the stage's own state) instead.
+# stage is MTK's (tri: its strain rates and chains are the stage's own state) instead. With
+# BATON_RESTART_NVE=1 an NVE stage follows (three stages: the runs on 2 ranks put every stage on
+# both ranks, the one on 3 ranks a stage on each, and the checkpoints pass between the two plans).
 #   check_pipeline_restart.sh APP MPIEXEC NP_FLAG OPENMPI WORK
 source "$(dirname "$0")/pipeline_script.sh"
 npt=(--npt-coupling aniso --barostat-period 0.5)
@@ -27,7 +29,9 @@ awk 'BEGIN {
              (j + b[3*m+2]) * a + 0.04 * (rand() - 0.5), (k + b[3*m+3]) * a + 0.04 * (rand() - 0.5)
   }
 }' > crystals.xyz
-args=(--input crystals.xyz --units lj --cutoff 2.0 --stages nvt,npt --thermostat nose-hoover --temperature 0.5
+stages=(--stages nvt,npt)
+[ "${BATON_RESTART_NVE:-0}" = 1 ] && stages=(--stages nvt,npt,nve --nve-steps 200)
+args=(--input crystals.xyz --units lj --cutoff 2.0 "${stages[@]}" --thermostat nose-hoover --temperature 0.5
       --nvt-steps 2000 --npt-steps 8000 --pressure 1.0 "${npt[@]}" --steps-per-call 10 --capacity-atoms 432 --progress off)
 
 # The frames of an extended-XYZ file, one line each, by system id, without the run description
@@ -47,6 +51,8 @@ frames() {
 start=$(date +%s%N)
 "$mpiexec" "$np_flag" 2 "${extra[@]}" "$app" "${args[@]}" --output ref.xyz > ref.log 2>&1 \
   || fail "the uninterrupted run failed: $(cat ref.log)"
+[ "${BATON_RESTART_NVE:-0}" = 1 ] && ! grep -q "stages 0-2 'nose_hoover,npt,nve': ranks 0 1" ref.log &&
+  fail "the 2-rank run did not put every stage on both ranks: $(cat ref.log)"
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$(grep -c system_id ref.xyz)" -eq 12 ] || fail "the uninterrupted run wrote $(grep -c system_id ref.xyz) frames"
 echo "uninterrupted run: ${took} ms"

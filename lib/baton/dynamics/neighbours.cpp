@@ -112,7 +112,8 @@ bool NeighbourLists::grow_to(int needed) {
 void NeighbourLists::begin_call(const systems::SystemsBatch& batch, double cutoff_squared,
                                 double skin) {
   prepare(batch, cutoff_squared, skin);
-  Kokkos::deep_copy(data_.call_first, batch.steps);
+  // On the batch's execution space, in order with the calls' kernels: no synchronisation.
+  Kokkos::deep_copy(systems::SystemsBatch::execution_space(), data_.call_first, batch.steps);
 }
 
 void NeighbourLists::reserve_team_acc(int threads, int atoms) {

@@ -197,21 +197,22 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
     }
     w.index = std::move(index);
   }
-  {
-    host_ints head("head", packed_header_size);
-    head(0) = packed_magic;
-    head(1) = packed_version;
-    head(2) = n;
-    head(3) = m;
-    head(4) = stages;
-    head(5) = flags;
-    Kokkos::deep_copy(Kokkos::subview(w.ints, std::make_pair(0, packed_header_size)), head);
-  }
-  if (n == 0)
+  const std::int64_t head[packed_header_size] = {packed_magic, packed_version, n, m, stages, flags};
+  if (n == 0) {
+    Kokkos::deep_copy(
+        Kokkos::subview(w.ints, std::make_pair(0, packed_header_size)),
+        Kokkos::View<const std::int64_t*, Kokkos::HostSpace,
+                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>(head, packed_header_size));
     return w;
-  auto d_slot = upload(slots, "baton::wire::slots");
-  auto d_src = upload(src_offset, "baton::wire::src");
-  auto d_dst = upload(dst_offset, "baton::wire::dst");
+  }
+  // Per system k: its slot (k), first atom in the batch (n + k) and in the message (2n + k), in one
+  // upload (on a GPU each allocation and copy costs a synchronisation); the header is written by
+  // the kernel.
+  std::vector<int> plan_rows(slots);
+  plan_rows.insert(plan_rows.end(), src_offset.begin(), src_offset.end());
+  plan_rows.insert(plan_rows.end(), dst_offset.begin(), dst_offset.end());
+  const auto d_plan = upload(plan_rows, "baton::wire::plan");
+  std::int64_t h0 = head[0], h1 = head[1], h2 = head[2], h3 = head[3], h4 = head[4], h5 = head[5];
   auto ints = w.ints;
   auto reals = w.reals;
   const auto count = batch.count;
@@ -221,11 +222,19 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
       "baton::wire::pack", team_policy(n, Kokkos::AUTO),
       KOKKOS_LAMBDA(const team_policy::member_type& team) {
         const int k = team.league_rank();
-        const int s = d_slot(k);
+        const int s = d_plan(k);
         const int c = count(s);
-        const int src = d_src(k);
-        const std::int64_t dst = d_dst(k);
+        const int src = d_plan(n + k);
+        const std::int64_t dst = d_plan(2 * n + k);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          if (k == 0) {
+            ints(0) = h0;
+            ints(1) = h1;
+            ints(2) = h2;
+            ints(3) = h3;
+            ints(4) = h4;
+            ints(5) = h5;
+          }
           fields::batch_fields::for_each([&](auto f) {
             pack_field<fields::Per::system, decltype(f)>(views, L, ints, reals, stages, k, s);
           });

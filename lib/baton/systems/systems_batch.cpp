@@ -1,7 +1,11 @@
 #include "baton/systems/systems_batch.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "baton/core/error.hpp"
 #include "baton/systems/fields.hpp"
@@ -144,6 +148,56 @@ std::vector<int> SystemsBatch::count_on_host() const {
   return out;
 }
 
+// remove()'s scratch: the moved tail's fields (fields.hpp: compacted), its atoms' new slots, and
+// per moved system its old slot and new first atom. Grown (at least doubled, at most to the batch's
+// capacity) when a call needs more rows; never shrunk. Allocated without initialising: every row a
+// call reads, it wrote first.
+struct SystemsBatch::CompactScratch {
+  fields::BatchViews moved;
+  view<int*> system_of_atom;
+  view<int* [2]> map;
+  view<int* [2]>::HostMirror host_map;
+  int atom_rows = 0;
+  int system_rows = 0;
+
+  void reserve(int atoms, int systems, int stages, BatchCapacity capacity) {
+    const auto grown = [](int need, int have, int most) {
+      return std::max(need, std::min(2 * have, most));
+    };
+    if (atoms > atom_rows) {
+      atom_rows = grown(atoms, atom_rows, capacity.atoms);
+      allocate<fields::Per::atom>(atom_rows, stages);
+      system_of_atom = view<int*>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::batch::moved_system_of_atom"),
+          atom_rows);
+    }
+    if (systems > system_rows) {
+      system_rows = grown(systems, system_rows, capacity.systems);
+      allocate<fields::Per::system>(system_rows, stages);
+      map = view<int* [2]>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::batch::moved_map"), system_rows);
+      host_map = Kokkos::create_mirror_view(map);
+    }
+  }
+
+  template <fields::Per P>
+  void allocate(int rows, int stages) {
+    fields::batch_fields::for_each_host([&](auto f) {
+      using F = decltype(f);
+      if constexpr (F::compacted && F::per == P) {
+        auto& v = moved.template ref<F>();
+        using V = std::remove_reference_t<decltype(v)>;
+        const auto label = Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                              std::string("baton::batch::moved_") + F::name);
+        if constexpr (F::components == fields::stage_components)
+          v = V(label, rows, stages);
+        else
+          v = V(label, rows);
+      }
+    });
+  }
+};
+
 void SystemsBatch::remove(const std::vector<int>& slots) {
   if (slots.empty())
     return;
@@ -184,39 +238,29 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
     set_host();
     return;
   }
-  view<int*> d_from("baton::batch::from", kept - first);
-  view<int*> d_offset("baton::batch::new_offset", kept - first);
-  {
-    auto h_from = Kokkos::create_mirror_view(d_from);
-    auto h_offset = Kokkos::create_mirror_view(d_offset);
-    for (int i = first; i < kept; ++i) {
-      h_from(i - first) = from[static_cast<std::size_t>(i)];
-      h_offset(i - first) = new_offset[static_cast<std::size_t>(i)];
-    }
-    Kokkos::deep_copy(d_from, h_from);
-    Kokkos::deep_copy(d_offset, h_offset);
-  }
   // Moving down in place is safe only in order; copy the moved tail to scratch Views first.
   const int atom_begin = new_offset[static_cast<std::size_t>(first)];
   const int n_move_atoms = atoms - atom_begin;
   const int n_move = kept - first;
   const int stages = static_cast<int>(stage_steps.extent(1));
-  // Scratch copies of the fields that move (fields.hpp: compacted), for the moved tail.
-  fields::BatchViews moved;
-  fields::batch_fields::for_each_host([&](auto f) {
-    using F = decltype(f);
-    if constexpr (F::compacted) {
-      auto& v = moved.template ref<F>();
-      using V = std::remove_reference_t<decltype(v)>;
-      const std::string label = std::string("baton::batch::moved_") + F::name;
-      const int rows = F::per == fields::Per::atom ? n_move_atoms : n_move;
-      if constexpr (F::components == fields::stage_components)
-        v = V(label, rows, stages);
-      else
-        v = V(label, rows);
+  if (!compact_)
+    compact_ = std::make_shared<CompactScratch>();
+  CompactScratch& scratch = *compact_;
+  scratch.reserve(n_move_atoms, n_move, stages, capacity_);
+  {
+    const auto rows = std::make_pair(0, n_move);
+    const auto h_map = Kokkos::subview(scratch.host_map, rows, Kokkos::ALL);
+    for (int i = first; i < kept; ++i) {
+      h_map(i - first, 0) = from[static_cast<std::size_t>(i)];
+      h_map(i - first, 1) = new_offset[static_cast<std::size_t>(i)];
     }
-  });
-  view<int*> t_sys("baton::batch::moved_system_of_atom", n_move_atoms);
+    Kokkos::deep_copy(Kokkos::subview(scratch.map, rows, Kokkos::ALL), h_map);
+  }
+  // Per moved system k: its old slot and its new first atom; the moved tail's fields
+  // (fields.hpp: compacted) and system_of_atom.
+  const auto map = scratch.map;
+  const fields::BatchViews moved = scratch.moved;
+  const auto t_sys = scratch.system_of_atom;
   const fields::BatchViews views(*this);
   using policy = Kokkos::TeamPolicy<execution_space>;
   const auto off = offset;
@@ -227,9 +271,9 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
       "baton::batch::gather_moved", policy(n_move, Kokkos::AUTO),
       KOKKOS_LAMBDA(const policy::member_type& team) {
         const int k = team.league_rank();
-        const int src = d_from(k);
+        const int src = map(k, 0);
         const int src_off = off(src);
-        const int dst = d_offset(k) - atom_begin;
+        const int dst = map(k, 1) - atom_begin;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cnt(src)), [&](int a) {
           copy_row<fields::Per::atom>(views, src_off + a, moved, dst + a, stages);
           t_sys(dst + a) = first + k;
@@ -237,12 +281,12 @@ void SystemsBatch::remove(const std::vector<int>& slots) {
       });
   Kokkos::parallel_for(
       "baton::batch::gather_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
-      KOKKOS_LAMBDA(int k) { copy_row<fields::Per::system>(views, d_from(k), moved, k, stages); });
+      KOKKOS_LAMBDA(int k) { copy_row<fields::Per::system>(views, map(k, 0), moved, k, stages); });
   Kokkos::parallel_for(
       "baton::batch::scatter_systems", Kokkos::RangePolicy<execution_space>(0, n_move),
       KOKKOS_LAMBDA(int k) {
         const int dst = first + k;
-        off(dst) = d_offset(k);
+        off(dst) = map(k, 1);
         copy_row<fields::Per::system>(moved, k, views, dst, stages);
       });
   Kokkos::parallel_for(

@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,10 @@ class SystemsBatch {
   std::vector<HostSlot> host_;
   bool defer_overflow_ = false;
   int noted_overflow_ = 0;
+  /// remove()'s device scratch (systems_batch.cpp), kept from call to call and grown as needed:
+  /// on a GPU every allocation costs a synchronisation. Shared by copies, as the Views are.
+  struct CompactScratch;
+  std::shared_ptr<CompactScratch> compact_;
 };
 
 }  // namespace baton::systems

@@ -1,6 +1,7 @@
 #include "baton/pipeline/detail/runner.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <Kokkos_Core.hpp>
 
@@ -25,14 +26,21 @@ std::vector<int> take_finished(Runner& r) {
   const std::vector<int> finished = slots_with(r.batch, systems::SystemStatus::finished);
   if (finished.empty())
     return finished;
-  Kokkos::View<int*, systems::SystemsBatch::memory_space> d_slots("baton::pipeline::finished",
-                                                                  finished.size());
-  {
-    auto h = Kokkos::create_mirror_view(d_slots);
-    for (std::size_t i = 0; i < finished.size(); ++i)
-      h(i) = finished[i];
-    Kokkos::deep_copy(d_slots, h);
+  const std::size_t n = finished.size();
+  if (r.finished_slots.extent(0) < n) {
+    r.finished_slots = systems::SystemsBatch::view<int*>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "baton::pipeline::finished"),
+        std::max(n, static_cast<std::size_t>(r.batch.capacity().systems)));
+    r.finished_host = Kokkos::create_mirror_view(r.finished_slots);
   }
+  {
+    const auto rows = std::make_pair(std::size_t{0}, n);
+    const auto h = Kokkos::subview(r.finished_host, rows);
+    for (std::size_t i = 0; i < n; ++i)
+      h(i) = finished[i];
+    Kokkos::deep_copy(Kokkos::subview(r.finished_slots, rows), h);
+  }
+  const auto d_slots = r.finished_slots;
   auto steps = r.batch.steps;
   auto stage_steps = r.batch.stage_steps;
   auto status = r.batch.status;

@@ -21,6 +21,10 @@ struct Runner {
   /// since (note_arrivals()); what move_held() needs to enter failed systems Finished. Valid from
   /// the snapshot until the batch first loses systems in the step (rebuilt by the next snapshot).
   std::vector<char> failed;
+  /// take_finished()'s slot list on the device, and its host copy: kept from call to call (on a
+  /// GPU every allocation costs a synchronisation), grown as needed.
+  systems::SystemsBatch::view<int*> finished_slots;
+  systems::SystemsBatch::view<int*>::HostMirror finished_host;
 };
 
 /// After systems were appended to `r.batch` from slot `first` on: notes which of them failed

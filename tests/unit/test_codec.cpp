@@ -365,3 +365,65 @@ TEST_CASE("codec: malformed messages throw baton::Error naming baton::systems") 
     check_rejected([&] { decode(w, table); });
   }
 }
+
+namespace {
+
+// Allocations (any memory space) while a CountAllocations lives, through Kokkos' tools interface.
+long allocations_seen = 0;
+void count_allocation(Kokkos_Profiling_SpaceHandle, const char*, const void*, std::uint64_t) {
+  ++allocations_seen;
+}
+struct CountAllocations {
+  CountAllocations() {
+    allocations_seen = 0;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
+  }
+  ~CountAllocations() { Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr); }
+  long seen() const { return allocations_seen; }
+};
+
+}  // namespace
+
+// On a GPU every allocation in device memory synchronises (Kokkos copies its header from the host
+// and fences), and the pipeline removes and packs systems at every step.
+TEST_CASE("codec: compaction keeps its scratch, and a pack allocates only its message and plan") {
+  const int stages = 2;
+  SpeciesTable table;
+  std::vector<HostSystem> systems;
+  for (int copy = 0; copy < 4; ++copy)
+    for (HostSystem s : varied_systems(stages)) {
+      s.id += 100 * copy;
+      systems.push_back(s);
+    }
+  SystemsBatch batch({32, 256}, stages);
+  baton::systems::append_systems(batch, systems, table);
+  REQUIRE(batch.num_systems() == 20);
+  batch.remove({0});  // the first removal sizes the scratch for a tail of 19 systems
+  systems.erase(systems.begin());
+  {
+    CountAllocations count;
+    batch.remove({0, 5});
+    batch.remove({2, 3, 4});
+    CHECK(count.seen() == 0);
+  }
+  for (int s : {5, 0})
+    systems.erase(systems.begin() + s);
+  for (int s : {4, 3, 2})
+    systems.erase(systems.begin() + s);
+  REQUIRE(batch.num_systems() == 14);
+  check_same(systems, baton::systems::copy_systems_to_host(
+                          batch,
+                          [] {
+                            std::vector<int> all(14);
+                            for (int i = 0; i < 14; ++i)
+                              all[static_cast<std::size_t>(i)] = i;
+                            return all;
+                          }(),
+                          table));
+  {
+    CountAllocations count;
+    const baton::systems::PackedSystems w = baton::systems::pack_systems(batch, {1, 4, 9});
+    CHECK(count.seen() <= 3);  // the message's two Views, one upload of the plan
+    CHECK(baton::systems::read_packed_header(w).systems == 3);
+  }
+}

@@ -368,10 +368,13 @@ TEST_CASE("codec: malformed messages throw baton::Error naming baton::systems") 
 
 namespace {
 
-// Allocations (any memory space) while a CountAllocations lives, through Kokkos' tools interface.
+// Baton's allocations (any memory space) while a CountAllocations lives, through Kokkos' tools
+// interface. Kokkos' own are left out: on CUDA a team launch without team scratch memory still
+// allocates 0 bytes labelled "Kokkos::CudaSpace::TeamScratchMemory" (a cudaMalloc, no fence).
 long allocations_seen = 0;
-void count_allocation(Kokkos_Profiling_SpaceHandle, const char*, const void*, std::uint64_t) {
-  ++allocations_seen;
+void count_allocation(Kokkos_Profiling_SpaceHandle, const char* label, const void*, std::uint64_t) {
+  if (std::string(label).rfind("Kokkos::", 0) != 0)
+    ++allocations_seen;
 }
 struct CountAllocations {
   CountAllocations() {

@@ -12,8 +12,8 @@
 namespace baton::pipeline::detail {
 
 /// Seconds per atom-step of each stage on `sample` (0 for a stage that took no step), each stage
-/// run on its own copy for `steps_per_call` steps per call until about `seconds` have passed or
-/// its systems finished.
+/// run on its own copy, after one untimed step, for `steps_per_call` steps per call until about
+/// `seconds` have passed or its systems finished.
 std::vector<double> seconds_per_atom_step(const std::vector<StageSpec>& specs,
                                           const std::vector<systems::HostSystem>& sample,
                                           int steps_per_call, double seconds = 0.01);

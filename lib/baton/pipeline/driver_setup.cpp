@@ -223,7 +223,8 @@ void Driver::setup(SystemSource& source) {
   on_every_rank(comm_, [&] {
     for (int s = seg.first_stage; s <= seg.last_stage; ++s) {
       const StageSpec& spec = specs[static_cast<std::size_t>(s)];
-      detail::Runner r{spec.make(), systems::SystemsBatch(spec.capacity, k), StageCounters{}, {}, {}, {}};
+      detail::Runner r{
+          spec.make(), systems::SystemsBatch(spec.capacity, k), StageCounters{}, {}, {}, {}};
       r.counters.stage = s;
       r.counters.name = spec.name;
       m.runners.push_back(std::move(r));

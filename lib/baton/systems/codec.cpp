@@ -212,7 +212,8 @@ PackedSystems pack_systems(const SystemsBatch& batch, const std::vector<int>& sl
   plan_rows.insert(plan_rows.end(), src_offset.begin(), src_offset.end());
   plan_rows.insert(plan_rows.end(), dst_offset.begin(), dst_offset.end());
   const auto d_plan = upload(plan_rows, "baton::wire::plan");
-  std::int64_t h0 = head[0], h1 = head[1], h2 = head[2], h3 = head[3], h4 = head[4], h5 = head[5];
+  const std::int64_t h0 = head[0], h1 = head[1], h2 = head[2], h3 = head[3], h4 = head[4],
+                     h5 = head[5];
   auto ints = w.ints;
   auto reals = w.reals;
   const auto count = batch.count;

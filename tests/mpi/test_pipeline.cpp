@@ -79,6 +79,14 @@ std::vector<HostSystem> run(const Communicator& comm, Pipeline p, DriverOptions 
   return driver.gather_results(0);
 }
 
+// The reference a run on any number of ranks must match: the pipeline on rank 0 alone (empty on the
+// other ranks).
+std::vector<HostSystem> alone_on_rank0(Pipeline p, const std::vector<HostSystem>& in) {
+  if (baton::test::world().rank() != 0)
+    return {};
+  return run(Communicator::borrow(MPI_COMM_SELF), std::move(p), DriverOptions{}, in);
+}
+
 bool same_bits(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
@@ -110,9 +118,7 @@ void check_identical(const std::vector<HostSystem>& got, const std::vector<HostS
 template <class Make>
 std::vector<HostSystem> same_on_every_rank_count(const Communicator& world, const Make& make,
                                                  const std::vector<HostSystem>& in) {
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), make(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(make(), in);
   std::vector<HostSystem> out =
       run(world, make(), DriverOptions{}, world.rank() == 0 ? in : std::vector<HostSystem>{});
   if (world.rank() == 0)
@@ -125,10 +131,7 @@ std::vector<HostSystem> same_on_every_rank_count(const Communicator& world, cons
 TEST_CASE("every system leaves the last stage exactly once, identical at any rank count and mode") {
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(14);
-  // The reference: all stages on one rank (rank 0 alone).
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(three_stages(), in);
   for (CommMode mode : {CommMode::sync, CommMode::async_recv, CommMode::fully_async}) {
     CAPTURE(to_string(mode));
     DriverOptions s;
@@ -164,9 +167,7 @@ TEST_CASE("fewer ranks than stages, uneven costs: every rank runs every stage, t
   // stages, rank 0 feeding rank 1 and rank 1 sending its results to rank 0.
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(14);
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(three_stages(), in);
   std::vector<StageSpec> specs = three_stages().stages();
   const double costs[3] = {0.3, 1, 1};
   Pipeline p;
@@ -305,9 +306,7 @@ TEST_CASE("a system whose numbers break comes out failed, the others as without 
   for (std::size_t d = 0; d < 3; ++d)
     broken.positions[3 + d] = broken.positions[d];  // atoms 0 and 1 on top of each other
   with_broken.push_back(broken);
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(three_stages(), in);
   const std::vector<HostSystem> out =
       run(world, three_stages(), DriverOptions{},
           world.rank() == 0 ? with_broken : std::vector<HostSystem>{});
@@ -325,9 +324,7 @@ TEST_CASE("a system whose numbers break comes out failed, the others as without 
 TEST_CASE("replicas, an overflow sink and synchronized steps change nothing in the results") {
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(11);
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(three_stages(), in);
   DriverOptions s;
   s.synchronized = true;
   s.overflow = {3, 60};
@@ -718,9 +715,7 @@ TEST_CASE("a mode per stage and an explicit rank -> stage map change nothing in 
   const Communicator& world = baton::test::world();
   const int n = world.size();
   const std::vector<HostSystem> in = input(12);
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), three_stages(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(three_stages(), in);
   // The links into each stage complete in their own way.
   Pipeline mixed;
   const CommMode modes[3] = {CommMode::fully_async, CommMode::sync, CommMode::async_recv};
@@ -809,9 +804,7 @@ TEST_CASE(
     "the overflow chain (device batch, host buffer, spill file) loses nothing, changes nothing") {
   const Communicator& world = baton::test::world();
   const std::vector<HostSystem> in = input(16);
-  std::vector<HostSystem> reference;
-  if (world.rank() == 0)
-    reference = run(Communicator::borrow(MPI_COMM_SELF), backing_up_stages(), DriverOptions{}, in);
+  const std::vector<HostSystem> reference = alone_on_rank0(backing_up_stages(), in);
   DriverOptions s;
   s.overflow = {1, 26};
   s.host_overflow = {2, 52};

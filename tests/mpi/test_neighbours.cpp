@@ -546,4 +546,8 @@ TEST_CASE("neighbour settings are checked") {
   bd::VerletOptions p;
   p.neighbours.max_neighbours = 0;
   CHECK_THROWS_AS(bd::VerletStage<>(bd::LennardJones{}, p), baton::Error);
+  // A list entry packs an atom row and an image code into an int: batches beyond that are refused.
+  CHECK_NOTHROW(bd::detail::check_list_rows(bd::detail::max_list_rows));
+  CHECK_THROWS_AS(bd::detail::check_list_rows(bd::detail::max_list_rows + 1), baton::Error);
+  CHECK(bd::detail::list_entry(static_cast<int>(bd::detail::max_list_rows - 1), 26) > 0);
 }

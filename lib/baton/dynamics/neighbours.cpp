@@ -20,10 +20,25 @@ NeighbourLists::NeighbourLists(NeighbourOptions settings) : settings_(settings) 
   validate(settings_);
 }
 
+namespace detail {
+void check_list_rows(long long atom_rows) {
+  if (atom_rows > max_list_rows)
+    throw Error("baton::dynamics::NeighbourLists: a batch of " + std::to_string(atom_rows) +
+                " atom rows; neighbour lists index at most " + std::to_string(max_list_rows) +
+                " (split the batch)");
+}
+}  // namespace detail
+
 void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_squared,
                              double skin) {
   const systems::BatchCapacity cap = batch.capacity();
   const bool resized = cap.atoms != atom_capacity_ || cap.systems != system_capacity_;
+  if (cap.atoms > detail::max_list_rows)
+    for (int slot = 0; slot < batch.num_systems(); ++slot)
+      if (batch.host_slots()[static_cast<std::size_t>(slot)].count >= settings_.all_pairs_below) {
+        detail::check_list_rows(cap.atoms);  // a system that uses a list: refused
+        break;
+      }
   if (resized) {
     using D = detail::NeighbourData;
     const int atoms = cap.atoms, systems = cap.systems;
@@ -35,6 +50,7 @@ void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_s
     data_.sorted = D::view<int*>("baton::neighbours::sorted", atoms);
     data_.whole = D::view<double* [3]>("baton::neighbours::whole", atoms);
     data_.x_now = D::view<double* [3]>("baton::neighbours::x_now", atoms);
+    data_.x_bin = D::view<double* [3]>("baton::neighbours::x_bin", atoms);
     data_.key = D::view<int* [7]>("baton::neighbours::key", systems);
     data_.key_id = D::view<std::int64_t*>("baton::neighbours::key_id", systems);
     data_.call_first = D::view<std::int64_t*>("baton::neighbours::call_first", systems);

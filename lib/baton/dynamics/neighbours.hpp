@@ -76,9 +76,18 @@ struct AllPairs {
   }
 };
 
-/// Image codes of list entries: entry = j * image_codes + code, code = 9 (o_a + 1) + 3 (o_b + 1)
+/// Image codes of list entries: entry = (j << image_bits) | code, code = 9 (o_a + 1) + 3 (o_b + 1)
 /// + (o_c + 1) for the image of j shifted by o_a a + o_b b + o_c c.
 inline constexpr int image_codes = 27;
+inline constexpr int image_bits = 5;  ///< 2^5 >= image_codes
+/// Atom rows a batch may have for its lists' entries to fit an int.
+inline constexpr long long max_list_rows = 1LL << (31 - image_bits);
+/// Throws baton::Error when a batch of `atom_rows` rows is too large for lists
+/// (NeighbourLists::prepare() calls it when the batch has a system that uses one).
+void check_list_rows(long long atom_rows);
+KOKKOS_INLINE_FUNCTION constexpr int list_entry(int j, int code) {
+  return (j << image_bits) | code;
+}
 
 /// The pairs of a system from its neighbour list (built half or full as the loop needs), each with
 /// its displacement: xs_i - xs_j - shift(code) where xs are the positions less the whole cells
@@ -99,7 +108,7 @@ struct ListPairs {
     const double xi = xs(i, 0), yi = xs(i, 1), zi = xs(i, 2);
     if (min_image) {
       for (int m = 0; m < n; ++m) {
-        const int j = list(i, m) / image_codes;
+        const int j = list(i, m) >> image_bits;
         double dx = xi - xs(j, 0), dy = yi - xs(j, 1), dz = zi - xs(j, 2);
         cell.minimum_image(dx, dy, dz);
         f(j, dx, dy, dz);
@@ -107,8 +116,8 @@ struct ListPairs {
     } else {
       for (int m = 0; m < n; ++m) {
         const int e = list(i, m);
-        const int j = e / image_codes;
-        const double* t = shift[e - j * image_codes];
+        const int j = e >> image_bits;
+        const double* t = shift[e & ((1 << image_bits) - 1)];
         f(j, xi - xs(j, 0) - t[0], yi - xs(j, 1) - t[1], zi - xs(j, 2) - t[2]);
       }
     }
@@ -133,6 +142,9 @@ struct NeighbourData {
   /// The whole cells (along a, b, c) each atom's origin lay beyond, at the build (shifted lists).
   view<double* [3]> whole;
   view<double* [3]> x_now;  ///< positions less their whole cells in the current cell
+  /// x_now in the build's bin order (row begin + p: atom sorted(begin + p)), so that a build's
+  /// candidates are read from contiguous memory.
+  view<double* [3]> x_bin;
   /// Per slot: first atom row, atoms, pbc bits, half (1) or full (0), largest list needed, 1 when
   /// a list was built for it, 1 when its entries carry images (else: minimum image per pair).
   view<int* [7]> key;
@@ -381,26 +393,33 @@ struct NeighbourData {
     }
   }
 
-  /// Calls f(j, image code, dx, dy, dz) for every neighbour j of atom i (j > i when Half) closer
-  /// than rl at positions xw (less their whole cells, x_now) in `cell`, found through the bins `g`
-  /// the last build made in `bin_cell` (its origin's cell): the bins up to `reach` away from i's.
+  /// Calls f(j, image code, dx, dy, dz) for every neighbour j of atom i closer than rl at the
+  /// positions less their whole cells (x_now; j's read from xw: x_now, or for a Build x_bin, whose
+  /// rows follow `sorted`) in `cell`, found through the bins `g` the last build made in `bin_cell`
+  /// (its origin's cell): the bins up to `reach` away from i's. A Build calls f(j, image code,
+  /// inside) for every candidate instead, inside telling whether it is a neighbour (so that the
+  /// build appends without a branch). Half: each pair once, from a half
+  /// stencil: only bins whose offset from i's (per axis, in bins, -reach to reach) is
+  /// lexicographically positive, and in i's own bin the atoms j > i. The offset of i's bin seen
+  /// from j's is the negated one, so exactly one of the two atoms finds the pair.
   /// Along a periodic axis at least rl wide, each image of j the stencil meets is a distinct one:
   /// with more than 2 reach bins the stencil wraps around (and the wrap is the image); with fewer,
   /// every bin is visited and the images of j within rl / width (fractional) are tried. Such
   /// entries carry their image (`shifted`) and force evaluations need no minimum images. Only a
   /// periodic axis narrower than rl makes entries minimum images (cutoff_problem still keeps the
   /// cutoff within half the width). Complete while refresh()'s rule holds (see the file's top).
-  template <bool Half, class F>
-  KOKKOS_INLINE_FUNCTION void each_candidate(const Bins& g, const systems::CellImage& bin_cell,
-                                             const systems::CellImage& cell, bool shifted,
-                                             int begin, int i, const Positions& xw,
-                                             const F& f) const {
+  template <bool Half, bool Build, class F>
+  KOKKOS_INLINE_FUNCTION F each_candidate(const Bins& g, const systems::CellImage& bin_cell,
+                                          const systems::CellImage& cell, bool shifted, int begin,
+                                          int i, const Positions& xw, F f) const {
     const double rl2 = list_cutoff2;
     const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
     int c[3];
     bin_coords(g, bin_cell, i, c);
-    // Along each axis, the bins to visit and the image of j each stands for.
-    int bin[3][6], image[3][6], span[3];
+    // Along each axis, the bins to visit, the image of j each stands for and its offset from c
+    // (wrapped bins count from c: -reach to reach; with every bin visited, at most 2 reach bins,
+    // the difference of the two).
+    int bin[3][6], image[3][6], off[3][6], span[3];
     for (int k = 0; k < 3; ++k) {
       const bool along = periodic && cell.periodic[k];
       span[k] = 0;
@@ -409,18 +428,21 @@ struct NeighbourData {
           const int o = w < 0 ? -1 : (w >= g.nb[k] ? 1 : 0);
           image[k][span[k]] = o;
           bin[k][span[k]] = w - o * g.nb[k];
+          off[k][span[k]] = w - c[k];
           ++span[k];
         }
       } else if (along && shifted) {
         for (int w = 0; w < g.nb[k]; ++w) {
           image[k][span[k]] = any_image;
           bin[k][span[k]] = w;
+          off[k][span[k]] = w - c[k];
           ++span[k];
         }
       } else if (g.nb[k] <= 2 * reach) {
         for (int w = 0; w < g.nb[k]; ++w) {
           image[k][span[k]] = 0;
           bin[k][span[k]] = w;
+          off[k][span[k]] = w - c[k];
           ++span[k];
         }
       } else {
@@ -428,14 +450,20 @@ struct NeighbourData {
           if (along || (w >= 0 && w < g.nb[k])) {  // along: min images, wrap the bin only
             image[k][span[k]] = 0;
             bin[k][span[k]] = (w + g.nb[k]) % g.nb[k];
+            off[k][span[k]] = w - c[k];
             ++span[k];
           }
       }
     }
-    const double xi[3] = {xw(i, 0), xw(i, 1), xw(i, 2)};
+    const double xi[3] = {x_now(i, 0), x_now(i, 1), x_now(i, 2)};  // x_bin is x_now, sorted
     for (int o0 = 0; o0 < span[0]; ++o0)
       for (int o1 = 0; o1 < span[1]; ++o1)
         for (int o2 = 0; o2 < span[2]; ++o2) {
+          // Half: the sign of the offset, lexicographically (0: i's own bin).
+          const int sign =
+              off[0][o0] != 0 ? off[0][o0] : (off[1][o1] != 0 ? off[1][o1] : off[2][o2]);
+          if (Half && sign < 0)
+            continue;
           const int fixed[3] = {image[0][o0], image[1][o1], image[2][o2]};
           const bool any = fixed[0] == any_image || fixed[1] == any_image || fixed[2] == any_image;
           // The common case: one image, the stencil's, and its shift.
@@ -448,20 +476,32 @@ struct NeighbourData {
               t[k] = fixed[0] * cell.h[k] + fixed[1] * cell.h[3 + k] + fixed[2] * cell.h[6 + k];
           const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
           const int s0 = begin + bin_start(begin + b), s1 = s0 + bin_fill(begin + b);
+          if (!any) {  // the common case, in a loop of its own
+            const bool min_image = !shifted && periodic;
+            for (int p = s0; p < s1; ++p) {
+              const int j = sorted(p);
+              if (sign == 0 && (Half ? j <= i : j == i))
+                continue;
+              double d[3];
+              for (int k = 0; k < 3; ++k)
+                d[k] = xi[k] - (Build ? xw(p, k) : xw(j, k)) - t[k];
+              if (min_image)
+                cell.minimum_image(d[0], d[1], d[2]);
+              const bool inside = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rl2;
+              if constexpr (Build)
+                f(j, code, inside);
+              else if (inside)
+                f(j, code, d[0], d[1], d[2]);
+            }
+            continue;
+          }
           for (int p = s0; p < s1; ++p) {
             const int j = sorted(p);
-            if (Half ? j <= i : j == i)
+            if (sign == 0 && (Half ? j <= i : j == i))
               continue;
             double d[3];
             for (int k = 0; k < 3; ++k)
-              d[k] = xi[k] - xw(j, k) - t[k];
-            if (!any) {
-              if (!shifted && periodic)
-                cell.minimum_image(d[0], d[1], d[2]);
-              if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rl2)
-                f(j, code, d[0], d[1], d[2]);
-              continue;
-            }
+              d[k] = xi[k] - (Build ? xw(p, k) : xw(j, k)) - t[k];
             // Along an axis with fewer than three bins: the images of j whose fractional
             // distance is within rl / width (at most two).
             int lo[3], hi[3];
@@ -482,12 +522,36 @@ struct NeighbourData {
                   double e[3];
                   for (int k = 0; k < 3; ++k)
                     e[k] = d[k] - (a0 * cell.h[k] + a1 * cell.h[3 + k] + a2 * cell.h[6 + k]);
-                  if (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < rl2)
-                    f(j, 9 * (a0 + 1) + 3 * (a1 + 1) + (a2 + 1), e[0], e[1], e[2]);
+                  if (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] >= rl2)
+                    continue;
+                  const int code = 9 * (a0 + 1) + 3 * (a1 + 1) + (a2 + 1);
+                  if constexpr (Build)
+                    f(j, code, true);
+                  else
+                    f(j, code, e[0], e[1], e[2]);
                 }
           }
         }
+    return f;
   }
+
+  /// A build's list row: every candidate is written and only the neighbours are kept (no branch
+  /// to mispredict); past the capacity the last entry is overwritten, and the list is not used.
+  struct Append {
+    int* row;
+    std::size_t stride;
+    int last;  ///< capacity - 1 (>= 0)
+    int m;     ///< neighbours so far
+    KOKKOS_INLINE_FUNCTION void operator()(int j, int code, bool inside) {
+      row[stride * static_cast<std::size_t>(m < last ? m : last)] = list_entry(j, code);
+      m += inside ? 1 : 0;
+    }
+  };
+  /// A build without room for a list: the neighbours counted.
+  struct Count {
+    int m;
+    KOKKOS_INLINE_FUNCTION void operator()(int, int, bool inside) { m += inside ? 1 : 0; }
+  };
 
   template <bool Half>
   KOKKOS_INLINE_FUNCTION int build(const TeamMember& team, int slot, std::int64_t id, int begin,
@@ -543,14 +607,20 @@ struct NeighbourData {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
                          [&](int i) { less_whole_cells(cell, x, i); });
     team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int p) {
+      const int i = sorted(p);
+      for (int d = 0; d < 3; ++d)
+        x_bin(p, d) = x_now(i, d);
+    });
+    team.team_barrier();
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
       int m = 0;
-      each_candidate<Half>(g, cell, cell, shifted, begin, i, x_now,
-                           [&](int j, int code, double, double, double) {
-                             if (m < capacity)
-                               list(i, m) = j * image_codes + code;
-                             ++m;
-                           });
+      if (capacity > 0)
+        m = each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin,
+                                       Append{&list(i, 0), list.stride(1), capacity - 1, 0})
+                .m;
+      else
+        m = each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin, Count{0}).m;
       num(i) = m;
       return static_cast<double>(m);
     }));
@@ -585,7 +655,7 @@ struct BinPairs {
   Positions xw;  ///< positions less their whole cells (x_now)
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
-    lists.each_candidate<Half>(
+    lists.each_candidate<Half, false>(
         bins, bin_cell, cell, shifted, begin, i, xw,
         [&](int j, int, double dx, double dy, double dz) { f(j, dx, dy, dz); });
   }

@@ -212,11 +212,14 @@ class Eam {
           [&](int i, double* __restrict a, double*) {
             const int el = element_of(species(i));
             double rho = 0;
-            pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-              const double r2 = dx * dx + dy * dy + dz * dz;
-              if (r2 < rc2) {
-                const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
-                const int b = element_of(species(j));
+            detail::PairBlock blk;  // as one_thread_forces does
+            double br[detail::PairBlock::size];
+            detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
+              for (int k = 0; k < n; ++k)
+                br[k] = detail::math_sqrt(blk.r2[k]);
+              for (int k = 0; k < n; ++k) {
+                const EamSite site = eam_r_site(br[k], rdr, nr);
+                const int j = blk.j[k], b = element_of(species(j));
                 const double rho_b = density(b, site);
                 rho += rho_b;
                 a[j - begin] += el == b ? rho_b : density(el, site);
@@ -250,19 +253,37 @@ class Eam {
       const auto pair_force = [&](int i, int j, double r, double& phi) {
         return pair_term(species, scratch, i, j, r, phi);
       };
+      // body(j, dx, dy, dz, r) for each pair of atom i within the cutoff, in order: from a list,
+      // in blocks (detail::each_pair_block: no mispredicted branch, the square roots in a loop
+      // of their own), the same sums in the same order as one loop.
+      detail::PairBlock blk;
+      double br[detail::PairBlock::size];
+      const auto within = [&](int i, const auto& body) {
+        if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
+          detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
+            for (int k = 0; k < n; ++k)
+              br[k] = detail::math_sqrt(blk.r2[k]);
+            for (int k = 0; k < n; ++k)
+              body(blk.j[k], blk.dx[k], blk.dy[k], blk.dz[k], br[k]);
+          });
+        } else {
+          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2)
+              body(j, dx, dy, dz, detail::math_sqrt(r2));
+          });
+        }
+      };
       for (int i = begin; i < end; ++i)
         scratch(i, 0) = 0;
       for (int i = begin; i < end; ++i) {
         const int a = element_of(species(i));
-        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-          const double r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 < rc2) {
-            const EamSite site = eam_r_site(detail::math_sqrt(r2), rdr, nr);
-            const int b = element_of(species(j));
-            const double rho_b = density(b, site);
-            scratch(i, 0) += rho_b;
-            scratch(j, 0) += a == b ? rho_b : density(a, site);
-          }
+        within(i, [&](int j, double, double, double, double r) {
+          const EamSite site = eam_r_site(r, rdr, nr);
+          const int b = element_of(species(j));
+          const double rho_b = density(b, site);
+          scratch(i, 0) += rho_b;
+          scratch(j, 0) += a == b ? rho_b : density(a, site);
         });
       }
       for (int i = begin; i < end; ++i) {
@@ -273,22 +294,19 @@ class Eam {
       }
       for (int i = begin; i < end; ++i) {
         double fx = 0, fy = 0, fz = 0;
-        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+        within(i, [&](int j, double dx, double dy, double dz, double r) {
           const double d[3] = {dx, dy, dz};
-          const double r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 < rc2) {
-            double phi = 0;
-            const double s = pair_force(i, j, detail::math_sqrt(r2), phi);
-            es += phi;
-            fx += s * d[0];
-            fy += s * d[1];
-            fz += s * d[2];
-            f(j, 0) -= s * d[0];
-            f(j, 1) -= s * d[1];
-            f(j, 2) -= s * d[2];
-            if constexpr (Virial)
-              detail::add_pair_virial(ws, s, d[0], d[1], d[2]);
-          }
+          double phi = 0;
+          const double s = pair_force(i, j, r, phi);
+          es += phi;
+          fx += s * d[0];
+          fy += s * d[1];
+          fz += s * d[2];
+          f(j, 0) -= s * d[0];
+          f(j, 1) -= s * d[1];
+          f(j, 2) -= s * d[2];
+          if constexpr (Virial)
+            detail::add_pair_virial(ws, s, d[0], d[1], d[2]);
         });
         f(i, 0) += fx;
         f(i, 1) += fy;

@@ -125,6 +125,42 @@ BATON_NOINLINE KOKKOS_FUNCTION void all_atoms_pair_forces_apart(
   all_atoms_pair_forces<Virial>(team, pot, species, f, pairs, begin, end, e, w);
 }
 
+/// A block of one atom's pairs within the cutoff (each_pair_block): displacements, r^2, the
+/// neighbour.
+struct PairBlock {
+  static constexpr int size = 64;
+  double dx[size], dy[size], dz[size], r2[size];
+  int j[size];
+};
+
+/// The pairs (HalfPairs) of atom i closer than sqrt(rc2), in blocks: body(n) for the first n <=
+/// PairBlock::size of them in `b`, then the next, in the order `pairs` gives them. Every pair is
+/// written and the block advances past those inside, so no branch is mispredicted (a list holds
+/// pairs up to the cutoff plus the skin, and about a third of them lie outside); the body then
+/// loops over pairs that all interact, in loops the compiler can vectorise. A body that adds in
+/// block order makes the sums one loop over the pairs would, in its order: the same bits. For the
+/// host's one-thread and wide-team loops over a list (the blocks live on the thread's stack).
+template <class Pairs, class Body>
+KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc2, PairBlock& b,
+                                            const Body& body) {
+  int n = 0;
+  pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+    const double r2 = dx * dx + dy * dy + dz * dz;
+    b.dx[n] = dx;
+    b.dy[n] = dy;
+    b.dz[n] = dz;
+    b.r2[n] = r2;
+    b.j[n] = j;
+    n += r2 < rc2 ? 1 : 0;
+    if (n == PairBlock::size) {
+      body(n);
+      n = 0;
+    }
+  });
+  if (n > 0)
+    body(n);
+}
+
 /// A wide team's half-pair force pass (wide_half_loop) over a system's list: for each pair i < j
 /// closer than sqrt(rc2), term(i, j, r2, pe, s) gives its energy pe and -dE/dr / r s; the forces go
 /// to f, the pairs' energy to e and, when Virial, their virial to w.
@@ -138,16 +174,20 @@ KOKKOS_INLINE_FUNCTION void wide_force_pass(const TeamMember& team, const ListPa
       [&](int i, double* __restrict a, double* part) {
         double fx = 0, fy = 0, fz = 0, ei = 0;
         double wi[6] = {0, 0, 0, 0, 0, 0};
-        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-          const double r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 < rc2) {
-            double pe = 0, s = 0;
-            term(i, j, r2, pe, s);
-            ei += pe;
+        // Blocks of pairs within the cutoff (each_pair_block), the terms in a loop of their own,
+        // then added in pair order.
+        PairBlock b;
+        double be[PairBlock::size], bs[PairBlock::size];
+        each_pair_block(pairs, i, rc2, b, [&](int n) {
+          for (int k = 0; k < n; ++k)
+            term(i, b.j[k], b.r2[k], be[k], bs[k]);
+          for (int k = 0; k < n; ++k) {
+            const double s = bs[k], dx = b.dx[k], dy = b.dy[k], dz = b.dz[k];
+            ei += be[k];
             fx += s * dx;
             fy += s * dy;
             fz += s * dz;
-            double* aj = a + 3 * (j - begin);
+            double* aj = a + 3 * (b.j[k] - begin);
             aj[0] -= s * dx;
             aj[1] -= s * dy;
             aj[2] -= s * dz;
@@ -216,28 +256,62 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
       double* __restrict fp = &f(0, 0);
       for (int i = 3 * begin; i < 3 * end; ++i)
         fp[i] = 0;
-      for (int i = begin; i < end; ++i) {
-        const int si = sp[i];
-        double fx = 0, fy = 0, fz = 0;
-        pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
-          const double r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 < rc2) {
-            double pe = 0, s = 0;
-            pot.pair(si, sp[j], r2, pe, s);
-            es += pe;
-            fx += s * dx;
-            fy += s * dy;
-            fz += s * dz;
-            fp[3 * j] -= s * dx;
-            fp[3 * j + 1] -= s * dy;
-            fp[3 * j + 2] -= s * dz;
-            if constexpr (Virial)
-              add_pair_virial(ws, s, dx, dy, dz);
-          }
-        });
-        fp[3 * i] += fx;
-        fp[3 * i + 1] += fy;
-        fp[3 * i + 2] += fz;
+      if constexpr (!std::is_same_v<Pairs, ListPairs>) {
+        // All pairs (small systems, nearly all within the cutoff) or the bins of a list that did
+        // not fit: one loop. (Blocks, as for a list below, measured 4-8% slower on the 55-atom
+        // clusters of baton-bench dynamics.)
+        for (int i = begin; i < end; ++i) {
+          const int si = sp[i];
+          double fx = 0, fy = 0, fz = 0;
+          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2) {
+              double pe = 0, s = 0;
+              pot.pair(si, sp[j], r2, pe, s);
+              es += pe;
+              fx += s * dx;
+              fy += s * dy;
+              fz += s * dz;
+              fp[3 * j] -= s * dx;
+              fp[3 * j + 1] -= s * dy;
+              fp[3 * j + 2] -= s * dz;
+              if constexpr (Virial)
+                add_pair_virial(ws, s, dx, dy, dz);
+            }
+          });
+          fp[3 * i] += fx;
+          fp[3 * i + 1] += fy;
+          fp[3 * i + 2] += fz;
+        }
+      } else {
+        // A list: blocks of pairs within the cutoff (each_pair_block), the potential's terms in a
+        // loop of their own, then added in pair order (the same bits as one loop).
+        PairBlock b;
+        double be[PairBlock::size], bs[PairBlock::size];
+        for (int i = begin; i < end; ++i) {
+          const int si = sp[i];
+          double fx = 0, fy = 0, fz = 0;
+          each_pair_block(pairs, i, rc2, b, [&](int n) {
+            for (int k = 0; k < n; ++k)
+              pot.pair(si, sp[b.j[k]], b.r2[k], be[k], bs[k]);
+            for (int k = 0; k < n; ++k) {
+              const double s = bs[k], dx = b.dx[k], dy = b.dy[k], dz = b.dz[k];
+              const int j = b.j[k];
+              es += be[k];
+              fx += s * dx;
+              fy += s * dy;
+              fz += s * dz;
+              fp[3 * j] -= s * dx;
+              fp[3 * j + 1] -= s * dy;
+              fp[3 * j + 2] -= s * dz;
+              if constexpr (Virial)
+                add_pair_virial(ws, s, dx, dy, dz);
+            }
+          });
+          fp[3 * i] += fx;
+          fp[3 * i + 1] += fy;
+          fp[3 * i + 2] += fz;
+        }
       }
       e = es;
       for (int c = 0; c < 6; ++c)

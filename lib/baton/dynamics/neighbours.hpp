@@ -311,7 +311,9 @@ struct NeighbourData {
   /// each axis: the stencil is (2 reach + 1)^3 bins of (rl / reach)^3. Reach 2 (LAMMPS' default
   /// bins, 15.6 rl^3 of candidates against 27 rl^3) measured slower here (baton-bench dynamics, LJ
   /// liquid: 1.53e6 against 1.79e6 atom-steps/s; Cu EAM 1.07e6 against 1.10e6): the bins' loop
-  /// costs more than the candidates it saves.
+  /// costs more than the candidates it saves. Again with half stencils and blocked pair loops
+  /// (2026-11-27, `baton-bench scale`, three runs each, taking turns): 2.72-2.81e6 against
+  /// 2.88-2.94e6 on the liquid.
   static constexpr int reach = 1;
 
   /// Where bins lie: along each axis, coordinate u (fractional in a periodic cell, Cartesian for

@@ -87,6 +87,27 @@ TEST_CASE("normal_quantile: Phi of it is p, to rounding, from the far tails to t
   }
 }
 
+TEST_CASE("random_normal3_block gives random_normal3's numbers, bit for bit, tails included") {
+  const std::uint64_t key = bd::random_key(5, 3, 9);
+  int differ = 0, tails = 0;
+  double out[3 * bd::normal3_block];
+  for (const int n : {bd::normal3_block, 1, 17}) {
+    for (std::int64_t first = 0; first < 4000; first += n) {
+      bd::random_normal3_block(key, first, n, out);
+      for (int k = 0; k < n; ++k) {
+        const bd::Normal3 z = bd::random_normal3(key, first + k);
+        const double c[3] = {z.x, z.y, z.z};
+        for (int d = 0; d < 3; ++d) {
+          differ += out[3 * k + d] == c[d] ? 0 : 1;
+          tails += std::abs(c[d]) > 1.4395 ? 1 : 0;  // |p - 1/2| > 0.425
+        }
+      }
+    }
+  }
+  CHECK(differ == 0);
+  CHECK(tails > 1000);  // the tails' path was taken (about 15% of 3 x 3 x 4000 draws)
+}
+
 TEST_CASE("random_normal3: three independent standard normals per atom, within 3 standard errors") {
   // 60000 atoms' draws (key: seed 5, system 3, step 9). For each component the mean's standard
   // error is 1/sqrt(n), the variance's sqrt(2/n), the fourth moment's sqrt(96/n) (it is 3), a

@@ -176,6 +176,17 @@ class IntegratorSystem {
   KOKKOS_INLINE_FUNCTION void for_each_atom(const F& fn) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team_, sys_.begin, sys_.end), fn);
   }
+  /// fn(first, n) for the system's atom rows in blocks [first, first + n) of up to Block rows,
+  /// shared among the team's threads (no barrier after): for host loops that work a block at a
+  /// time (on a GPU, for_each_atom gives each thread one atom).
+  template <int Block, class F>
+  KOKKOS_INLINE_FUNCTION void for_each_block(const F& fn) const {
+    const int blocks = (sys_.end - sys_.begin + Block - 1) / Block;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team_, 0, blocks), [&](int k) {
+      const int first = sys_.begin + k * Block;
+      fn(first, sys_.end - first < Block ? sys_.end - first : Block);
+    });
+  }
   /// Sum of fn(i) over the system's atoms, in a fixed order; every thread gets it.
   template <class F>
   KOKKOS_INLINE_FUNCTION double sum(const F& fn) const {

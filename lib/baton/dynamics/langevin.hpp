@@ -55,18 +55,30 @@ struct LangevinUpdate {
   KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     const int b = s.begin();
     const std::uint64_t key = random_key(seed, s.id(), s.steps());  // the noise's system and step
-    s.for_each_atom([&](int i) {
+    const auto step = [&](int i, const double* noise) {
       const double h = 0.5 * dt * ftm2v / s.mass(i);
       const double sd = s.movable(i) ? c2 * detail::math_sqrt(kt / s.mass(i)) : 0.0;  // fixed: 0
-      const Normal3 xi = random_normal3(key, i - b);
-      const double noise[3] = {xi.x, xi.y, xi.z};
       for (int d = 0; d < 3; ++d) {
         s.v(i, d) += h * s.f(i, d);                  // B
         s.x(i, d) += 0.5 * dt * s.v(i, d);           // A
         s.v(i, d) = c1 * s.v(i, d) + sd * noise[d];  // O
         s.x(i, d) += 0.5 * dt * s.v(i, d);           // A
       }
-    });
+    };
+    if constexpr (detail::on_host) {  // the same numbers, a block of atoms at a time
+      s.template for_each_block<normal3_block>([&](int first, int n) {
+        double noise[3 * normal3_block];
+        random_normal3_block(key, first - b, n, noise);
+        for (int k = 0; k < n; ++k)
+          step(first + k, noise + 3 * k);
+      });
+    } else {
+      s.for_each_atom([&](int i) {
+        const Normal3 xi = random_normal3(key, i - b);
+        const double noise[3] = {xi.x, xi.y, xi.z};
+        step(i, noise);
+      });
+    }
   }
   /// B, with the new forces.
   template <class System>

@@ -176,4 +176,35 @@ KOKKOS_INLINE_FUNCTION Normal3 random_normal3(std::uint64_t key, std::int64_t at
   return {x[0], x[1], x[2]};
 }
 
+/// Atoms per random_normal3_block.
+inline constexpr int normal3_block = 64;
+
+/// random_normal3 for the atoms first, ..., first + n - 1 (n <= normal3_block) of one key: atom
+/// first + k gets out[3 k], out[3 k + 1], out[3 k + 2], the same numbers as random_normal3 gives,
+/// made in loops of their own: the hashes, then the central parts of all 3 n draws (vectorised by
+/// the host's compiler), then the tails (about 15% of draws), found without a branch. For a host
+/// thread that works a block of atoms at a time; where random_normal3 branches on whether one of
+/// an atom's three draws is in a tail (39% of atoms, at random), this mispredicts nothing.
+KOKKOS_INLINE_FUNCTION void random_normal3_block(std::uint64_t key, std::int64_t first, int n,
+                                                 double* out) {
+  double u[3 * normal3_block];
+  int tail[3 * normal3_block];
+  for (int k = 0; k < n; ++k) {
+    const std::uint64_t a = detail::mix64(key ^ static_cast<std::uint64_t>(first + k));
+    for (int d = 0; d < 3; ++d)
+      u[3 * k + d] = detail::to_open_unit(detail::mix64(a ^ static_cast<std::uint64_t>(d + 1)));
+  }
+  const int m = 3 * n;
+  for (int c = 0; c < m; ++c)
+    out[c] = detail::normal_central(u[c] - 0.5);
+  int tails = 0;
+  for (int c = 0; c < m; ++c) {
+    const double q = u[c] - 0.5;
+    tail[tails] = c;
+    tails += static_cast<int>(q > 0.425) | static_cast<int>(q < -0.425);
+  }
+  for (int t = 0; t < tails; ++t)
+    out[tail[t]] = detail::normal_tail(u[tail[t]]);
+}
+
 }  // namespace baton::dynamics

@@ -478,15 +478,23 @@ struct NeighbourData {
               t[k] = fixed[0] * cell.h[k] + fixed[1] * cell.h[3 + k] + fixed[2] * cell.h[6 + k];
           const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
           const int s0 = begin + bin_start(begin + b), s1 = s0 + bin_fill(begin + b);
+          // Candidate p of the bin: false for i itself, or an atom the half stencil leaves to
+          // the other end of the pair; else its row j and displacement d.
+          const auto candidate = [&](int p, int& j, double* d) {
+            j = sorted(p);
+            if (sign == 0 && (Half ? j <= i : j == i))
+              return false;
+            for (int k = 0; k < 3; ++k)
+              d[k] = xi[k] - (Build ? xw(p, k) : xw(j, k)) - t[k];
+            return true;
+          };
           if (!any) {  // the common case, in a loop of its own
             const bool min_image = !shifted && periodic;
             for (int p = s0; p < s1; ++p) {
-              const int j = sorted(p);
-              if (sign == 0 && (Half ? j <= i : j == i))
-                continue;
+              int j;
               double d[3];
-              for (int k = 0; k < 3; ++k)
-                d[k] = xi[k] - (Build ? xw(p, k) : xw(j, k)) - t[k];
+              if (!candidate(p, j, d))
+                continue;
               if (min_image)
                 cell.minimum_image(d[0], d[1], d[2]);
               const bool inside = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rl2;
@@ -498,12 +506,10 @@ struct NeighbourData {
             continue;
           }
           for (int p = s0; p < s1; ++p) {
-            const int j = sorted(p);
-            if (sign == 0 && (Half ? j <= i : j == i))
-              continue;
+            int j;
             double d[3];
-            for (int k = 0; k < 3; ++k)
-              d[k] = xi[k] - (Build ? xw(p, k) : xw(j, k)) - t[k];
+            if (!candidate(p, j, d))
+              continue;
             // Along an axis with fewer than three bins: the images of j whose fractional
             // distance is within rl / width (at most two).
             int lo[3], hi[3];

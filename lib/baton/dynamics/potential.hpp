@@ -256,32 +256,37 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
       double* __restrict fp = &f(0, 0);
       for (int i = 3 * begin; i < 3 * end; ++i)
         fp[i] = 0;
+      // A pair (i, j) within the cutoff: its energy, atom i's force into fi, j's into fp, its
+      // virial.
+      const auto add_pair = [&](int j, double pe, double s, double dx, double dy, double dz,
+                                double* fi) {
+        es += pe;
+        fi[0] += s * dx;
+        fi[1] += s * dy;
+        fi[2] += s * dz;
+        fp[3 * j] -= s * dx;
+        fp[3 * j + 1] -= s * dy;
+        fp[3 * j + 2] -= s * dz;
+        if constexpr (Virial)
+          add_pair_virial(ws, s, dx, dy, dz);
+      };
       if constexpr (!std::is_same_v<Pairs, ListPairs>) {
         // All pairs (small systems, nearly all within the cutoff) or the bins of a list that did
         // not fit: one loop. (Blocks, as for a list below, measured 4-8% slower on the 55-atom
         // clusters of baton-bench dynamics.)
         for (int i = begin; i < end; ++i) {
           const int si = sp[i];
-          double fx = 0, fy = 0, fz = 0;
+          double fi[3] = {0, 0, 0};
           pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
             const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2) {
               double pe = 0, s = 0;
               pot.pair(si, sp[j], r2, pe, s);
-              es += pe;
-              fx += s * dx;
-              fy += s * dy;
-              fz += s * dz;
-              fp[3 * j] -= s * dx;
-              fp[3 * j + 1] -= s * dy;
-              fp[3 * j + 2] -= s * dz;
-              if constexpr (Virial)
-                add_pair_virial(ws, s, dx, dy, dz);
+              add_pair(j, pe, s, dx, dy, dz, fi);
             }
           });
-          fp[3 * i] += fx;
-          fp[3 * i + 1] += fy;
-          fp[3 * i + 2] += fz;
+          for (int d = 0; d < 3; ++d)
+            fp[3 * i + d] += fi[d];
         }
       } else {
         // A list: blocks of pairs within the cutoff (each_pair_block), the potential's terms in a
@@ -290,27 +295,15 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
         double be[PairBlock::size], bs[PairBlock::size];
         for (int i = begin; i < end; ++i) {
           const int si = sp[i];
-          double fx = 0, fy = 0, fz = 0;
+          double fi[3] = {0, 0, 0};
           each_pair_block(pairs, i, rc2, b, [&](int n) {
             for (int k = 0; k < n; ++k)
               pot.pair(si, sp[b.j[k]], b.r2[k], be[k], bs[k]);
-            for (int k = 0; k < n; ++k) {
-              const double s = bs[k], dx = b.dx[k], dy = b.dy[k], dz = b.dz[k];
-              const int j = b.j[k];
-              es += be[k];
-              fx += s * dx;
-              fy += s * dy;
-              fz += s * dz;
-              fp[3 * j] -= s * dx;
-              fp[3 * j + 1] -= s * dy;
-              fp[3 * j + 2] -= s * dz;
-              if constexpr (Virial)
-                add_pair_virial(ws, s, dx, dy, dz);
-            }
+            for (int k = 0; k < n; ++k)
+              add_pair(b.j[k], be[k], bs[k], b.dx[k], b.dy[k], b.dz[k], fi);
           });
-          fp[3 * i] += fx;
-          fp[3 * i + 1] += fy;
-          fp[3 * i + 2] += fz;
+          for (int d = 0; d < 3; ++d)
+            fp[3 * i + d] += fi[d];
         }
       }
       e = es;

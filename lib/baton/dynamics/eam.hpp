@@ -240,7 +240,7 @@ class Eam {
       e += pairs_e;
     }
 
-    /// team_forces' half-pair passes on a team of one thread (the host's loop): pairs i < j once.
+    /// team_forces' half-pair passes on a team of one thread (the host's loop): each pair once.
     template <bool Virial, class Pairs>
     KOKKOS_INLINE_FUNCTION void one_thread_forces(const detail::SpeciesView& species,
                                                   const detail::Positions& f,
@@ -319,7 +319,7 @@ class Eam {
 
     /// Forces on atoms [begin, end) of one system over `pairs` (each with its displacement), as
     /// the pair loop does them (potential.hpp): densities into scratch(i, 0), then F'(rho) into
-    /// scratch(i, 1), then the forces. HalfPairs: pairs i < j once, in one loop on a team of one
+    /// scratch(i, 1), then the forces. HalfPairs: each pair once, in one loop on a team of one
     /// thread, per thread into its accumulators on a wide team (wide_half_forces); otherwise the
     /// team's threads share the atoms i and loop over all their j (all_atoms_forces; a wide team
     /// too where the pairs are not a list).

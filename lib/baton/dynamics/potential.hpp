@@ -161,7 +161,7 @@ KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc
     body(n);
 }
 
-/// A wide team's half-pair force pass (wide_half_loop) over a system's list: for each pair i < j
+/// A wide team's half-pair force pass (wide_half_loop) over a system's list: for each pair (once)
 /// closer than sqrt(rc2), term(i, j, r2, pe, s) gives its energy pe and -dE/dr / r s; the forces go
 /// to f, the pairs' energy to e and, when Virial, their virial to w.
 template <bool Virial, class Term>
@@ -232,7 +232,7 @@ BATON_NOINLINE KOKKOS_FUNCTION void wide_pair_forces(const TeamMember& team, con
 /// Forces on atoms [begin, end) of one system from its pairs (`pairs`: all of them, AllPairs, or
 /// its neighbour list, ListPairs; each pair comes with its displacement, the minimum image in a
 /// periodic cell); every thread of the team gets the system's energy and fmax (and the virial
-/// when `Virial`). HalfPairs (host): pairs i < j once, Newton's third law; on a team of one thread
+/// when `Virial`). HalfPairs (host): each pair once, Newton's third law; on a team of one thread
 /// in one loop, on a wide team (team.hpp) each thread over its blocks of atoms into its own
 /// accumulators (wide_pair_forces). Otherwise the team's threads share the atoms i and loop over
 /// all their j != i (no atomics), the virial, when asked, in the same pass; a wide team does this
@@ -251,7 +251,7 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
       double es = 0;
       double ws[6] = {0, 0, 0, 0, 0, 0};
       const double rc2 = pot.cutoff_squared();
-      // One thread, pairs i < j once, Newton's third law; raw pointers into the LayoutRight rows.
+      // One thread, each pair once, Newton's third law; raw pointers into the LayoutRight rows.
       const int* __restrict sp = &species(0);
       double* __restrict fp = &f(0, 0);
       for (int i = 3 * begin; i < 3 * end; ++i)

@@ -33,7 +33,7 @@ using MovableView = systems::SystemsBatch::view<int*>;  ///< 1: the atom moves; 
 inline constexpr bool host_space =
     Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible;
 
-/// True where kernels take the host algorithms: teams of one thread loop over pairs i < j once and
+/// True where kernels take the host algorithms: teams of one thread visit each pair once and
 /// use Newton's third law. Elsewhere (GPUs, and host spaces in a build with the CMake option
 /// BATON_DEVICE_ALGORITHMS_ON_HOST) a team's threads take atoms i and loop over all j != i.
 inline constexpr bool on_host = host_space && !BATON_DEVICE_ALGORITHMS_ON_HOST;

@@ -21,6 +21,8 @@ struct LennardJones {
     double f12 = 0, f6 = 0;  ///< 48 eps sigma^12, 24 eps sigma^6 (force / r^2 times r^6)
     double rc2 = 0;          ///< squared cutoff (infinity: none)
     double shift = 0;        ///< pair energy at the cutoff, subtracted inside it
+    /// pair() is defined at any r2 and cheap (potential.hpp, small_pair_forces).
+    static constexpr bool pair_at_any_r2 = true;
 
     KOKKOS_INLINE_FUNCTION double cutoff_squared() const { return rc2; }
     KOKKOS_INLINE_FUNCTION void pair(int, int, double r2, double& energy,

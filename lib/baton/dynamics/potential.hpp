@@ -19,9 +19,13 @@
 /// `pair` gives the pair's energy at squared distance r2 < cutoff_squared() and -dE/dr / r, so that
 /// the force on atom i from atom j is force_over_r * (x_i - x_j). `species_i` and `species_j` are
 /// the atoms' indices in the caller's systems::SpeciesTable. `K` may be `P` itself (`P kernel()
-/// const` returning a checked copy). See docs/dynamics.md for a complete example.
+/// const` returning a checked copy). A `K` whose pair() is defined and cheap at any r2 (beyond the
+/// cutoff too) may say so, `static constexpr bool pair_at_any_r2 = true;`, for the host's
+/// small-system loop in lanes (small_pair_forces). See docs/dynamics.md for a complete example.
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -124,6 +128,123 @@ BATON_NOINLINE KOKKOS_FUNCTION void all_atoms_pair_forces_apart(
     const Pairs& pairs, int begin, int end, double& e, double* w) {
   all_atoms_pair_forces<Virial>(team, pot, species, f, pairs, begin, end, e, w);
 }
+
+template <class K, class = void>
+struct declares_pair_at_any_r2 : std::false_type {};
+template <class K>
+struct declares_pair_at_any_r2<K, std::enable_if_t<K::pair_at_any_r2>> : std::true_type {};
+
+/// v when r2 < rc2, otherwise +0, without a comparison: the sign bit of r2 - rc2 (negative
+/// exactly when r2 < rc2, for any r2 and rc2 that are not NaN) masks v's bits. Compilers
+/// vectorise it where they keep an FP comparison and its select as a branch (GCC does, under its
+/// default -ftrapping-math).
+KOKKOS_INLINE_FUNCTION double keep_below(double v, double r2, double rc2) {
+  const double t = r2 - rc2;
+  std::uint64_t d = 0, b = 0;
+  std::memcpy(&d, &t, sizeof d);
+  std::memcpy(&b, &v, sizeof b);
+  b &= std::uint64_t{0} - (d >> 63);
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+/// Systems of at most this many atoms, from all pairs, take small_pair_forces on the host when
+/// their kernel declares `static constexpr bool pair_at_any_r2 = true`.
+inline constexpr int small_pairs_max = 64;
+/// The lanes of small_pair_forces: each keeps its own sums (pairs j0 + l, j0 + l + L, ...).
+inline constexpr int pair_lanes = 8;
+
+/// The forces on atoms [begin, end) of a small non-periodic system (end - begin <=
+/// small_pairs_max) from all its pairs, each once, on one thread; its pairs' energy to e. The
+/// positions and forces are copied into arrays of their own, one per axis, and atom i's row of
+/// pairs j > i runs pair_lanes at a time with no branch: pot.pair is called for every pair and its
+/// terms kept only within the cutoff (keep_below; the slots after the last atom, up to a whole
+/// number of lanes, have a cutoff of -1, so whatever pair gives there is dropped too). The
+/// compiler vectorises the lanes, the potential's terms (LennardJones' division) included. The
+/// sums of atom i's force and of the energy are kept per lane and added at the end of the row, so
+/// their bits differ from one loop's (the same on every run and rank count). Only for kernels
+/// whose pair() is defined and cheap at any r2 (pair_at_any_r2).
+template <class K>
+KOKKOS_FORCEINLINE_FUNCTION void small_pair_forces_body(const K& pot, const int* __restrict sp,
+                                                        const double* __restrict xp,
+                                                        double* __restrict fp, int begin, int end,
+                                                        double& e) {
+  constexpr int L = pair_lanes;
+  constexpr int cap = small_pairs_max + L;
+  // Per slot: position, force, species and the squared cutoff of its pairs (-1: padding).
+  double px[cap], py[cap], pz[cap], gx[cap], gy[cap], gz[cap], cut[cap];
+  int s[cap];
+  const int n = end - begin;
+  const double rc2 = pot.cutoff_squared();
+  for (int k = 0; k < cap; ++k) {
+    const int a = begin + (k < n ? k : 0);
+    px[k] = xp[3 * a];
+    py[k] = xp[3 * a + 1];
+    pz[k] = xp[3 * a + 2];
+    s[k] = sp[a];
+    cut[k] = k < n ? rc2 : -1.0;
+    gx[k] = gy[k] = gz[k] = 0;
+  }
+  double el[L] = {};
+  for (int i = 0; i < n; ++i) {
+    const double xi = px[i], yi = py[i], zi = pz[i];
+    const int si = s[i];
+    double ax[L] = {}, ay[L] = {}, az[L] = {};
+    for (int j0 = i + 1; j0 < n; j0 += L) {
+      for (int l = 0; l < L; ++l) {
+        const int j = j0 + l;
+        const double dx = xi - px[j], dy = yi - py[j], dz = zi - pz[j];
+        const double r2 = dx * dx + dy * dy + dz * dz;
+        double pe = 0, f = 0;
+        pot.pair(si, s[j], r2, pe, f);
+        pe = keep_below(pe, r2, cut[j]);
+        f = keep_below(f, r2, cut[j]);
+        el[l] += pe;
+        ax[l] += f * dx;
+        ay[l] += f * dy;
+        az[l] += f * dz;
+        gx[j] -= f * dx;
+        gy[j] -= f * dy;
+        gz[j] -= f * dz;
+      }
+    }
+    double sx = 0, sy = 0, sz = 0;
+    for (int l = 0; l < L; ++l) {
+      sx += ax[l];
+      sy += ay[l];
+      sz += az[l];
+    }
+    gx[i] += sx;
+    gy[i] += sy;
+    gz[i] += sz;
+  }
+  double es = 0;
+  for (int l = 0; l < L; ++l)
+    es += el[l];
+  e = es;
+  for (int k = 0; k < n; ++k) {
+    fp[3 * (begin + k)] = gx[k];
+    fp[3 * (begin + k) + 1] = gy[k];
+    fp[3 * (begin + k) + 2] = gz[k];
+  }
+}
+
+/// small_pair_forces_body for the build's target.
+template <class K>
+BATON_NOINLINE KOKKOS_FUNCTION void small_pair_forces(const K& pot, const int* sp, const double* xp,
+                                                      double* fp, int begin, int end, double& e) {
+  small_pair_forces_body(pot, sp, xp, fp, begin, end, e);
+}
+
+#if BATON_AVX2_DISPATCH
+/// small_pair_forces_body for AVX2 (team.hpp, BATON_AVX2_DISPATCH): the same bits.
+template <class K>
+BATON_NOINLINE BATON_TARGET_AVX2 void small_pair_forces_avx2(const K& pot, const int* sp,
+                                                             const double* xp, double* fp,
+                                                             int begin, int end, double& e) {
+  small_pair_forces_body(pot, sp, xp, fp, begin, end, e);
+}
+#endif
 
 /// A block of one atom's pairs within the cutoff (each_pair_block): displacements, r^2, the
 /// neighbour.
@@ -270,7 +391,21 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
         if constexpr (Virial)
           add_pair_virial(ws, s, dx, dy, dz);
       };
-      if constexpr (!std::is_same_v<Pairs, ListPairs>) {
+      bool small = false;
+      if constexpr (std::is_same_v<Pairs, AllPairs<false>> && !Virial &&
+                    declares_pair_at_any_r2<K>::value) {
+        small = end - begin <= small_pairs_max;
+        if (small) {
+#if BATON_AVX2_DISPATCH
+          if (host_has_avx2())
+            small_pair_forces_avx2(pot, sp, &pairs.x(0, 0), fp, begin, end, es);
+          else
+#endif
+            small_pair_forces(pot, sp, &pairs.x(0, 0), fp, begin, end, es);
+        }
+      }
+      if (small) {
+      } else if constexpr (!std::is_same_v<Pairs, ListPairs>) {
         // All pairs (small systems, nearly all within the cutoff) or the bins of a list that did
         // not fit: one loop. (Blocks, as for a list below, measured 4-8% slower on the 55-atom
         // clusters of baton-bench dynamics.)

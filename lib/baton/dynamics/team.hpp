@@ -19,6 +19,27 @@
 #define BATON_NOINLINE
 #endif
 
+/// x86-64 host builds whose flags leave AVX2 out (a distribution's generic x86-64) also compile a
+/// few host loops for AVX2 (BATON_TARGET_AVX2), without FMA, and take that copy where the CPU has
+/// AVX2 (detail::host_has_avx2): those loops' sums are in an order the source fixes and nothing is
+/// fused, so both copies give the same bits and a rank's results do not depend on its node's CPU.
+/// (AVX-512's target includes FMA, which would change them.) 0 elsewhere: GPU compilers, other
+/// CPUs, and builds with AVX2 on already.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__AVX2__) && \
+    !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__) &&          \
+    !defined(__NVCOMPILER)
+#define BATON_AVX2_DISPATCH 1
+#define BATON_TARGET_AVX2 __attribute__((target("avx2")))
+namespace baton::dynamics::detail {
+/// Whether this CPU, and its OS, run AVX2.
+inline bool host_has_avx2() {
+  return __builtin_cpu_supports("avx2");
+}
+}  // namespace baton::dynamics::detail
+#else
+#define BATON_AVX2_DISPATCH 0
+#endif
+
 namespace baton::dynamics::detail {
 
 using ExecutionSpace = systems::SystemsBatch::execution_space;

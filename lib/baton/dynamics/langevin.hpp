@@ -55,31 +55,70 @@ struct LangevinUpdate {
   KOKKOS_INLINE_FUNCTION void before_forces(System& s) const {
     const int b = s.begin();
     const std::uint64_t key = random_key(seed, s.id(), s.steps());  // the noise's system and step
-    const auto step = [&](int i, const double* noise) {
-      const double h = 0.5 * dt * ftm2v / s.mass(i);
-      const double sd = s.movable(i) ? c2 * detail::math_sqrt(kt / s.mass(i)) : 0.0;  // fixed: 0
-      for (int d = 0; d < 3; ++d) {
-        s.v(i, d) += h * s.f(i, d);                  // B
-        s.x(i, d) += 0.5 * dt * s.v(i, d);           // A
-        s.v(i, d) = c1 * s.v(i, d) + sd * noise[d];  // O
-        s.x(i, d) += 0.5 * dt * s.v(i, d);           // A
-      }
-    };
     if constexpr (detail::on_host) {  // the same numbers, a block of atoms at a time
       s.template for_each_block<normal3_block>([&](int first, int n) {
-        double noise[3 * normal3_block];
-        random_normal3_block(key, first - b, n, noise);
-        for (int k = 0; k < n; ++k)
-          step(first + k, noise + 3 * k);
+        double m[normal3_block], moves[normal3_block];
+        for (int k = 0; k < n; ++k) {
+          m[k] = s.mass(first + k);
+          moves[k] = s.movable(first + k) ? 1.0 : 0.0;
+        }
+#if BATON_AVX2_DISPATCH
+        if (detail::host_has_avx2())
+          baoa_block_avx2(key, first - b, n, &s.x(first, 0), &s.v(first, 0), &s.f(first, 0), m,
+                          moves);
+        else
+#endif
+          baoa_block(key, first - b, n, &s.x(first, 0), &s.v(first, 0), &s.f(first, 0), m, moves);
       });
     } else {
       s.for_each_atom([&](int i) {
         const Normal3 xi = random_normal3(key, i - b);
         const double noise[3] = {xi.x, xi.y, xi.z};
-        step(i, noise);
+        baoa(s.mass(i), s.movable(i) ? 1.0 : 0.0, noise, &s.x(i, 0), &s.v(i, 0), &s.f(i, 0));
       });
     }
   }
+  /// B, A, O, A for one atom of mass m that moves (1) or is fixed (0; its noise is then dropped),
+  /// with its noise, position, velocity and force (3 each).
+  KOKKOS_FORCEINLINE_FUNCTION void baoa(double m, double moves, const double* noise, double* x,
+                                        double* v, const double* f) const {
+    const double h = 0.5 * dt * ftm2v / m;
+    const double sd = c2 * detail::math_sqrt(kt / m) * moves;
+    for (int d = 0; d < 3; ++d) {
+      v[d] += h * f[d];                  // B
+      x[d] += 0.5 * dt * v[d];           // A
+      v[d] = c1 * v[d] + sd * noise[d];  // O
+      x[d] += 0.5 * dt * v[d];           // A
+    }
+  }
+  /// before_forces on the host for n <= normal3_block atom rows of one system: positions x,
+  /// velocities v and forces f (3 per row), masses m and 1 (moves) or 0 (fixed) per row, the noise
+  /// of its atoms atom0, atom0 + 1, ... for `key` (random_normal3_block). Its loops vectorise; the
+  /// numbers are the device step's, bit for bit.
+  KOKKOS_FORCEINLINE_FUNCTION void baoa_block_body(std::uint64_t key, std::int64_t atom0, int n,
+                                                   double* __restrict x, double* __restrict v,
+                                                   const double* __restrict f,
+                                                   const double* __restrict m,
+                                                   const double* __restrict moves) const {
+    double noise[3 * normal3_block];
+    random_normal3_block(key, atom0, n, noise);
+    for (int k = 0; k < n; ++k)
+      baoa(m[k], moves[k], noise + 3 * k, x + 3 * k, v + 3 * k, f + 3 * k);
+  }
+  BATON_NOINLINE KOKKOS_FUNCTION void baoa_block(std::uint64_t key, std::int64_t atom0, int n,
+                                                 double* x, double* v, const double* f,
+                                                 const double* m, const double* moves) const {
+    baoa_block_body(key, atom0, n, x, v, f, m, moves);
+  }
+#if BATON_AVX2_DISPATCH
+  /// baoa_block for AVX2 (team.hpp, BATON_AVX2_DISPATCH): the same bits.
+  BATON_NOINLINE BATON_TARGET_AVX2 void baoa_block_avx2(std::uint64_t key, std::int64_t atom0,
+                                                        int n, double* x, double* v,
+                                                        const double* f, const double* m,
+                                                        const double* moves) const {
+    baoa_block_body(key, atom0, n, x, v, f, m, moves);
+  }
+#endif
   /// B, with the new forces.
   template <class System>
   KOKKOS_INLINE_FUNCTION void after_forces(System& s) const {

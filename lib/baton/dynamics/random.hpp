@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <cstring>
 
 namespace baton::dynamics {
 
@@ -80,32 +81,90 @@ KOKKOS_FORCEINLINE_FUNCTION double normal_central(double q) {  // q = p - 1/2
   const double r = 0.180625 - q * q;
   return q * poly7(a, r) / poly7(b, r);
 }
+/// The bits of x, and the double of bits b.
+KOKKOS_INLINE_FUNCTION std::uint64_t bits_of(double x) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+KOKKOS_INLINE_FUNCTION double double_of(std::uint64_t b) {
+  double x = 0;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+/// ln x for a positive normal double x, to within about one unit in the last place, in integer
+/// and arithmetic operations only (no branch, no library call): the same bits on every platform,
+/// and loops over it vectorise. x = 2^e m with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s) with
+/// s = (m - 1) / (m + 1), |s| < 0.172, as its series to s^21 (the next term is below 1e-17 of the
+/// sum), and e ln 2 in two parts (the first exact). (The arrangement of the sums is fdlibm's.)
+KOKKOS_INLINE_FUNCTION double log_positive(double x) {
+  const std::uint64_t b = bits_of(x);
+  const std::uint64_t mant = b & 0x000FFFFFFFFFFFFFull;
+  // 1 when m's mantissa is at least sqrt(2)'s (0x6A09E667F3BCD): then m is halved, e raised.
+  const std::uint64_t big = (mant + 0x00095F619980C433ull) >> 52;
+  const int e = static_cast<int>((b >> 52) & 0x7FF) - 1023 + static_cast<int>(big);
+  const double f = double_of(mant | ((1023 - big) << 52)) - 1.0;
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  double p = 1.0 / 21;
+  p = p * z + 1.0 / 19;
+  p = p * z + 1.0 / 17;
+  p = p * z + 1.0 / 15;
+  p = p * z + 1.0 / 13;
+  p = p * z + 1.0 / 11;
+  p = p * z + 1.0 / 9;
+  p = p * z + 1.0 / 7;
+  p = p * z + 1.0 / 5;
+  p = p * z + 1.0 / 3;
+  const double ln2_hi = 0x1.62e42p-1;           // ln 2's leading 21 bits: e ln2_hi is exact
+  const double ln2_lo = 0x1.fdf473de6af28p-22;  // ln 2 - ln2_hi
+  // ln m = 2 s + 2 s z p = f - (f^2/2 - s (f^2/2 + 2 z p)) (as 2 s = f - s f): f is exact and
+  // the rest a small correction, which keeps the error within an ulp near m = 1 too.
+  const double hfsq = 0.5 * f * f;
+  const double r = 2.0 * z * p;
+  return e * ln2_hi - ((hfsq - (s * (hfsq + r) + e * ln2_lo)) - f);
+}
+
+/// a where q's sign bit is set (q < 0), b otherwise; no comparison, so loops over it vectorise.
+KOKKOS_INLINE_FUNCTION double where_negative(double q, double a, double b) {
+  const std::uint64_t m = std::uint64_t{0} - (bits_of(q) >> 63);
+  return double_of((bits_of(a) & m) | (bits_of(b) & ~m));
+}
+
+/// normal_tail in three steps, for loops that vectorise the first two: tail_r(p) = sqrt(-ln
+/// min(p, 1 - p)); for r <= 5 the quantile is tail_near(q, r) (q = p - 1/2), beyond (p within
+/// 1.4e-11 of 0 or 1) tail_far(q, r).
+KOKKOS_INLINE_FUNCTION double tail_r(double p) {
+  return math_sqrt(-log_positive(where_negative(p - 0.5, p, 1.0 - p)));
+}
+KOKKOS_INLINE_FUNCTION double tail_near(double q, double r) {
+  const double c[8] = {7.74545014278341407640e-4, 2.27238449892691845833e-2,
+                       2.41780725177450611770e-1, 1.27045825245236838258e+0,
+                       3.64784832476320460504e+0, 5.76949722146069140550e+0,
+                       4.63033784615654529590e+0, 1.42343711074968357734e+0};
+  const double d[8] = {1.05075007164441684324e-9, 5.47593808499534494600e-4,
+                       1.51986665636164571966e-2, 1.48103976427480074590e-1,
+                       6.89767334985100004550e-1, 1.67638483018380384940e+0,
+                       2.05319162663775882187e+0, 1.0};
+  const double x = poly7(c, r - 1.6) / poly7(d, r - 1.6);
+  return double_of(bits_of(x) ^ (bits_of(q) & 0x8000000000000000ull));  // q < 0: -x
+}
+KOKKOS_INLINE_FUNCTION double tail_far(double q, double r) {
+  const double e[8] = {2.01033439929228813265e-7, 2.71155556874348757815e-5,
+                       1.24266094738807843860e-3, 2.65321895265761230930e-2,
+                       2.96560571828504891230e-1, 1.78482653991729133580e+0,
+                       5.46378491116411436990e+0, 6.65790464350110377720e+0};
+  const double f[8] = {2.04426310338993978564e-15, 1.42151175831644588870e-7,
+                       1.84631831751005468180e-5,  7.86869131145613259100e-4,
+                       1.48753612908506148525e-2,  1.36929880922735805310e-1,
+                       5.99832206555887937690e-1,  1.0};
+  const double x = poly7(e, r - 5.0) / poly7(f, r - 5.0);
+  return double_of(bits_of(x) ^ (bits_of(q) & 0x8000000000000000ull));
+}
 KOKKOS_INLINE_FUNCTION double normal_tail(double p) {
-  const double q = p - 0.5;
-  double r = math_sqrt(-math_log(q < 0 ? p : 1.0 - p));
-  double x;
-  if (r <= 5.0) {
-    const double c[8] = {7.74545014278341407640e-4, 2.27238449892691845833e-2,
-                         2.41780725177450611770e-1, 1.27045825245236838258e+0,
-                         3.64784832476320460504e+0, 5.76949722146069140550e+0,
-                         4.63033784615654529590e+0, 1.42343711074968357734e+0};
-    const double d[8] = {1.05075007164441684324e-9, 5.47593808499534494600e-4,
-                         1.51986665636164571966e-2, 1.48103976427480074590e-1,
-                         6.89767334985100004550e-1, 1.67638483018380384940e+0,
-                         2.05319162663775882187e+0, 1.0};
-    x = poly7(c, r - 1.6) / poly7(d, r - 1.6);
-  } else {
-    const double e[8] = {2.01033439929228813265e-7, 2.71155556874348757815e-5,
-                         1.24266094738807843860e-3, 2.65321895265761230930e-2,
-                         2.96560571828504891230e-1, 1.78482653991729133580e+0,
-                         5.46378491116411436990e+0, 6.65790464350110377720e+0};
-    const double f[8] = {2.04426310338993978564e-15, 1.42151175831644588870e-7,
-                         1.84631831751005468180e-5,  7.86869131145613259100e-4,
-                         1.48753612908506148525e-2,  1.36929880922735805310e-1,
-                         5.99832206555887937690e-1,  1.0};
-    x = poly7(e, r - 5.0) / poly7(f, r - 5.0);
-  }
-  return q < 0 ? -x : x;
+  const double r = tail_r(p);
+  return r <= 5.0 ? tail_near(p - 0.5, r) : tail_far(p - 0.5, r);
 }
 /// normal_central or normal_tail, as p asks.
 KOKKOS_INLINE_FUNCTION double normal_quantile(double p) {
@@ -185,8 +244,8 @@ inline constexpr int normal3_block = 64;
 /// the host's compiler), then the tails (about 15% of draws), found without a branch. For a host
 /// thread that works a block of atoms at a time; where random_normal3 branches on whether one of
 /// an atom's three draws is in a tail (39% of atoms, at random), this mispredicts nothing.
-KOKKOS_INLINE_FUNCTION void random_normal3_block(std::uint64_t key, std::int64_t first, int n,
-                                                 double* out) {
+KOKKOS_FORCEINLINE_FUNCTION void random_normal3_block(std::uint64_t key, std::int64_t first, int n,
+                                                      double* out) {
   double u[3 * normal3_block];
   int tail[3 * normal3_block];
   for (int k = 0; k < n; ++k) {
@@ -197,14 +256,32 @@ KOKKOS_INLINE_FUNCTION void random_normal3_block(std::uint64_t key, std::int64_t
   const int m = 3 * n;
   for (int c = 0; c < m; ++c)
     out[c] = detail::normal_central(u[c] - 0.5);
+  // Which draws are in a tail, |u - 1/2| > 0.425: the sign of 0.425 - |u - 1/2| (a loop that
+  // vectorises), then their list.
+  for (int c = 0; c < m; ++c) {
+    const double a = detail::double_of(detail::bits_of(u[c] - 0.5) & 0x7FFFFFFFFFFFFFFFull);
+    tail[c] = static_cast<int>(detail::bits_of(0.425 - a) >> 63);
+  }
   int tails = 0;
   for (int c = 0; c < m; ++c) {
-    const double q = u[c] - 0.5;
+    const int in = tail[c];
     tail[tails] = c;
-    tails += static_cast<int>(q > 0.425) | static_cast<int>(q < -0.425);
+    tails += in;
   }
+  // The tails in loops of their own: gathered, then sqrt(-ln) and the near formula for all (they
+  // vectorise), then the few beyond r = 5, then put in place.
+  double p[3 * normal3_block], r[3 * normal3_block];
   for (int t = 0; t < tails; ++t)
-    out[tail[t]] = detail::normal_tail(u[tail[t]]);
+    p[t] = u[tail[t]];
+  for (int t = 0; t < tails; ++t)
+    r[t] = detail::tail_r(p[t]);
+  for (int t = 0; t < tails; ++t)
+    p[t] = detail::tail_near(p[t] - 0.5, r[t]);
+  for (int t = 0; t < tails; ++t)
+    if (r[t] > 5.0)
+      p[t] = detail::tail_far(u[tail[t]] - 0.5, r[t]);
+  for (int t = 0; t < tails; ++t)
+    out[tail[t]] = p[t];
 }
 
 }  // namespace baton::dynamics

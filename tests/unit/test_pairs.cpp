@@ -132,6 +132,18 @@ TEST_CASE("pairs: small_pair_forces gives one loop's forces and energy, to round
   }
 }
 
+TEST_CASE("pairs: small_pair_forces of a system with no atoms reads and writes nothing") {
+  bd::LennardJones lj;
+  const auto k = lj.kernel();
+  const std::vector<double> x = {0, 0, 0, 1, 0, 0};  // two rows; the empty system starts after them
+  const std::vector<int> species(2, 0);
+  std::vector<double> f(6, 3.0);
+  double e = 1;
+  bdd::small_pair_forces(k, species.data(), x.data(), f.data(), 2, 2, e);
+  CHECK(e == 0.0);
+  CHECK(f == std::vector<double>(6, 3.0));
+}
+
 TEST_CASE("pairs: small_pair_forces leaves out pairs at and beyond the cutoff") {
   bd::LennardJones lj;
   lj.cutoff = 3.0;

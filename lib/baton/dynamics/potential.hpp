@@ -175,6 +175,9 @@ KOKKOS_FORCEINLINE_FUNCTION void small_pair_forces_body(const K& pot, const int*
   double px[cap], py[cap], pz[cap], gx[cap], gy[cap], gz[cap], cut[cap];
   int s[cap];
   const int n = end - begin;
+  e = 0;
+  if (n <= 0)
+    return;
   const double rc2 = pot.cutoff_squared();
   for (int k = 0; k < cap; ++k) {
     const int a = begin + (k < n ? k : 0);

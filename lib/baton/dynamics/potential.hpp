@@ -24,8 +24,6 @@
 /// small-system loop in lanes (small_pair_forces). See docs/dynamics.md for a complete example.
 
 #include <Kokkos_Core.hpp>
-#include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -134,18 +132,12 @@ struct declares_pair_at_any_r2 : std::false_type {};
 template <class K>
 struct declares_pair_at_any_r2<K, std::enable_if_t<K::pair_at_any_r2>> : std::true_type {};
 
-/// v when r2 < rc2, otherwise +0, without a comparison: the sign bit of r2 - rc2 (negative
-/// exactly when r2 < rc2, for any r2 and rc2 that are not NaN) masks v's bits. Compilers
-/// vectorise it where they keep an FP comparison and its select as a branch (GCC does, under its
-/// default -ftrapping-math).
+/// v when r2 < rc2, otherwise +0, without a comparison: r2 - rc2 is negative exactly when
+/// r2 < rc2 (for any r2 and rc2 that are not NaN), and where_negative selects on its sign bit.
+/// Compilers vectorise it where they keep an FP comparison and its select as a branch (GCC does,
+/// under its default -ftrapping-math).
 KOKKOS_INLINE_FUNCTION double keep_below(double v, double r2, double rc2) {
-  const double t = r2 - rc2;
-  std::uint64_t d = 0, b = 0;
-  std::memcpy(&d, &t, sizeof d);
-  std::memcpy(&b, &v, sizeof b);
-  b &= std::uint64_t{0} - (d >> 63);
-  std::memcpy(&v, &b, sizeof v);
-  return v;
+  return where_negative(r2 - rc2, v, 0.0);
 }
 
 /// Systems of at most this many atoms, from all pairs, take small_pair_forces on the host when

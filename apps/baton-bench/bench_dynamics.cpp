@@ -1,6 +1,8 @@
 // Dynamics: Baton's stages beside LAMMPS on the same systems, both run here, in this run. Every
 // rank runs Baton's cases alone (a per-rank figure); rank 0 runs LAMMPS first (found on PATH, one
-// core) and prints. Without LAMMPS, Baton's figures are printed alone.
+// core) and prints. Without LAMMPS, Baton's figures are printed alone. --rounds R runs each case R
+// times, LAMMPS then Baton in turns (the medians, the median ratio and the ratios' range);
+// --cases names the cases to run.
 //
 // Cases (atom-steps per second, higher is better; ratio = Baton / LAMMPS):
 //   fire_lj55     200 perturbed LJ55 clusters relaxed with FIRE (LAMMPS: all in one open box, one
@@ -110,40 +112,98 @@ int threads_per_rank() {
   return static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency());
 }
 
-void print_row(const baton::Communicator& comm, const Settings& settings, const std::string& op,
-               const char* metric, double value, double lammps) {
+// One case of `rounds` rounds beside LAMMPS: each side's median rate, the median of the rounds'
+// ratios and their range (ratio 0: no LAMMPS figure, as on ranks other than 0).
+struct Compared {
+  double baton = 0, lammps = 0, ratio = 0, ratio_min = 0, ratio_max = 0;
+  int rounds = 1;
+};
+
+Compared figures(double baton, double lammps) {
+  Compared c;
+  c.baton = baton;
+  c.lammps = lammps;
+  if (lammps > 0)
+    c.ratio = c.ratio_min = c.ratio_max = baton / lammps;
+  return c;
+}
+
+// `rounds` times LAMMPS' rate (lammps(), 0 without it), then Baton's (baton()), in turns, so that
+// both sides of a ratio share the machine's state of the moment (a machine whose speed drifts
+// moves the ratios' range, not one side's median alone).
+Compared compare_rounds(int rounds, const std::function<double()>& lammps,
+                        const std::function<double()>& baton) {
+  std::vector<double> b, l, r;
+  for (int k = 0; k < rounds; ++k) {
+    l.push_back(lammps());
+    b.push_back(baton());
+    if (l.back() > 0)
+      r.push_back(b.back() / l.back());
+  }
+  Compared c = figures(median(b), median(l));
+  c.rounds = rounds;
+  if (r.size() == b.size()) {
+    c.ratio = median(r);
+    c.ratio_min = *std::min_element(r.begin(), r.end());
+    c.ratio_max = *std::max_element(r.begin(), r.end());
+  } else {
+    c.lammps = c.ratio = 0;
+  }
+  return c;
+}
+
+void print_compared(const baton::Communicator& comm, const Settings& settings,
+                    const std::string& op, const char* metric, const Compared& c) {
   if (comm.rank() != 0)
     return;
-  const double ratio = lammps > 0 ? value / lammps : 0;
   if (settings.json) {
-    char ref[64] = "null", rat[64] = "null";
-    if (lammps > 0) {
-      std::snprintf(ref, sizeof ref, "%.6g", lammps);
-      std::snprintf(rat, sizeof rat, "%.4f", ratio);
+    char ref[64] = "null", rat[64] = "null", lo[64] = "null", hi[64] = "null";
+    if (c.ratio > 0) {
+      std::snprintf(ref, sizeof ref, "%.6g", c.lammps);
+      std::snprintf(rat, sizeof rat, "%.4f", c.ratio);
+      std::snprintf(lo, sizeof lo, "%.4f", c.ratio_min);
+      std::snprintf(hi, sizeof hi, "%.4f", c.ratio_max);
     }
     std::printf(
         "{\"op\": \"%s\", \"metric\": \"%s\", \"ranks\": %d, \"space\": \"%s\", "
-        "\"threads\": %d, \"baton\": %.6g, \"lammps\": %s, \"ratio\": %s}\n",
+        "\"threads\": %d, \"rounds\": %d, \"baton\": %.6g, \"lammps\": %s, \"ratio\": %s, "
+        "\"ratio_min\": %s, \"ratio_max\": %s}\n",
         op.c_str(), metric, comm.size(), Kokkos::DefaultExecutionSpace::name(), threads_per_rank(),
-        value, ref, rat);
-  } else if (lammps > 0) {
-    std::printf("%-14s %-18s %14.4g %14.4g %8.3f\n", op.c_str(), metric, value, lammps, ratio);
+        c.rounds, c.baton, ref, rat, lo, hi);
+  } else if (c.ratio > 0 && c.rounds > 1) {
+    std::printf("%-14s %-18s %14.4g %14.4g %8.3f  %.3f-%.3f\n", op.c_str(), metric, c.baton,
+                c.lammps, c.ratio, c.ratio_min, c.ratio_max);
+  } else if (c.ratio > 0) {
+    std::printf("%-14s %-18s %14.4g %14.4g %8.3f\n", op.c_str(), metric, c.baton, c.lammps,
+                c.ratio);
   } else {
-    std::printf("%-14s %-18s %14.4g %14s %8s\n", op.c_str(), metric, value, "-", "-");
+    std::printf("%-14s %-18s %14.4g %14s %8s\n", op.c_str(), metric, c.baton, "-", "-");
   }
   std::fflush(stdout);
 }
 
-// One large system through `stage` (100 steps): its rate beside LAMMPS' and the lists it built.
+void print_row(const baton::Communicator& comm, const Settings& settings, const std::string& op,
+               const char* metric, double value, double lammps) {
+  print_compared(comm, settings, op, metric, figures(value, lammps));
+}
+
+// One large system through `stage` (100 steps): its rate; `builds` gets the lists it built.
 template <class Stage>
-void time_one_system(const baton::Communicator& comm, const Settings& settings, const char* op,
-                     Stage& stage, const bs::HostSystem& system, double lammps) {
+double one_system_rate(const Settings& settings, Stage& stage, const bs::HostSystem& system,
+                       double& builds) {
   long steps = 0;
-  double builds = 0;
   const double s =
       time_stage(settings, stage, {system}, 100, steps, &stage.neighbour_lists(), &builds);
+  return static_cast<double>(system.size()) * static_cast<double>(steps) / s;
+}
+
+// The same, printed alone: its rate and the lists it built.
+template <class Stage>
+void time_one_system(const baton::Communicator& comm, const Settings& settings, const char* op,
+                     Stage& stage, const bs::HostSystem& system) {
+  double builds = 0;
   print_row(comm, settings, op, "atom_steps_per_s",
-            static_cast<double>(system.size()) * static_cast<double>(steps) / s, lammps);
+            one_system_rate(settings, stage, system, builds), 0);
   print_row(comm, settings, op, "list_builds", builds, 0);
 }
 
@@ -207,15 +267,26 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
       dir = name;
   }
   const bool with_lammps = !dir.empty();
+  const int rounds = settings.rounds;
   if (comm.rank() == 0 && !settings.json) {
     std::printf(
         "dynamics: Baton per rank (Kokkos %s, %d threads; median of %d) beside LAMMPS (%s, one "
         "thread), atom-steps per second; ratio = baton / lammps (higher is better)\n",
         Kokkos::DefaultExecutionSpace::name(), threads_per_rank(), settings.repeats,
         with_lammps ? lammps.executable().c_str() : "not found on PATH: Baton alone");
-    std::printf("%-14s %-18s %14s %14s %8s\n", "op", "metric", "baton", "lammps", "ratio");
+    if (rounds > 1)
+      std::printf(
+          "%d rounds of LAMMPS then Baton per case: the medians of each side, the rounds' median "
+          "ratio and their range\n",
+          rounds);
+    std::printf("%-14s %-18s %14s %14s %8s%s\n", "op", "metric", "baton", "lammps", "ratio",
+                rounds > 1 ? "  range" : "");
     std::printf("%s\n", std::string(72, '-').c_str());
   }
+  const auto wanted = [&](const char* op) {
+    return settings.cases.empty() ||
+           std::find(settings.cases.begin(), settings.cases.end(), op) != settings.cases.end();
+  };
   // LAMMPS runs on rank 0 while the others wait, so that it does not share the cores with Baton.
   const auto on_lammps = [&](const std::function<double()>& run) {
     double rate = 0;
@@ -234,64 +305,99 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
       "neighbor 0.3 bin\nneigh_modify every 1 delay 0 check yes\n";
   if (with_lammps)
     bs::write_lammps_data(dir + "/lj55.data", side_by_side(clusters), 20);
-  const double fire_lammps = on_lammps([&] {
-    return lammps_rate(lammps.run(
-        dir, "fire_lj55", lj55_setup + "min_style fire\nminimize 0.0 1.0e-6 100000 1000000\n"));
-  });
-  bd::FireStage fire(lj3);
-  long fire_steps = 0;
-  const double fire_s = time_stage(settings, fire, clusters, 1 << 30, fire_steps);
-  print_row(comm, settings, "fire_lj55", "mean_steps", fire_steps / 200.0, 0);
-  print_row(comm, settings, "fire_lj55", "atom_steps_per_s", 55.0 * fire_steps / fire_s,
-            fire_lammps);
+  if (wanted("fire_lj55")) {
+    bd::FireStage fire(lj3);
+    long fire_steps = 0;
+    const Compared c = compare_rounds(
+        rounds,
+        [&] {
+          return on_lammps([&] {
+            return lammps_rate(
+                lammps.run(dir, "fire_lj55",
+                           lj55_setup + "min_style fire\nminimize 0.0 1.0e-6 100000 1000000\n"));
+          });
+        },
+        [&] {
+          const double s = time_stage(settings, fire, clusters, 1 << 30, fire_steps);
+          return 55.0 * fire_steps / s;
+        });
+    print_row(comm, settings, "fire_lj55", "mean_steps", fire_steps / 200.0, 0);
+    print_compared(comm, settings, "fire_lj55", "atom_steps_per_s", c);
+  }
 
+  // NVE, and the thermostats on the same batch: Langevin (BAOAB; LAMMPS: fix langevin + fix nve)
+  // and CSVR, with what their step costs against an NVE step (the medians of Baton's seconds per
+  // step over the rounds).
   bd::VerletOptions nve;
   nve.steps = 200;
   nve.temperature = 0.1;
-  const double nve_lammps = on_lammps([&] {
-    return lammps_rate(lammps.run(dir, "nve_lj55",
-                                  lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
-                                               "fix 1 all nve\ntimestep 0.005\nrun 200\n"));
-  });
   bd::VerletStage lj55_nve(lj3, nve);
-  long nve_steps = 0;
-  const double nve_s = time_stage(settings, lj55_nve, clusters, 200, nve_steps);
-  print_row(comm, settings, "nve_lj55", "atom_steps_per_s", 55.0 * nve_steps / nve_s, nve_lammps);
-
-  // The thermostats on the same batch: Langevin (BAOAB; LAMMPS: fix langevin + fix nve) and CSVR,
-  // and what a step costs against an NVE step (baton column).
-  bd::LangevinOptions langevin;
-  langevin.steps = 200;
-  langevin.temperature = 0.1;
-  const double langevin_lammps = on_lammps([&] {
-    return lammps_rate(lammps.run(dir, "langevin_lj55",
-                                  lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
-                                               "fix 1 all nve\nfix 2 all langevin 0.1 0.1 1.0 "
-                                               "48279\ntimestep 0.005\nrun 200\n"));
-  });
-  bd::LangevinStage lj55_langevin(lj3, langevin);
-  long langevin_steps = 0;
-  const double langevin_s = time_stage(settings, lj55_langevin, clusters, 200, langevin_steps);
-  print_row(comm, settings, "langevin_lj55", "atom_steps_per_s", 55.0 * langevin_steps / langevin_s,
-            langevin_lammps);
-  print_row(comm, settings, "langevin_lj55", "step_cost_vs_nve",
-            (langevin_s / langevin_steps) / (nve_s / nve_steps), 0);
-  bd::CsvrOptions csvr;
-  csvr.steps = 200;
-  csvr.temperature = 0.1;
-  csvr.tau = 0.5;
-  // Debian's LAMMPS has no fix temp/csvr (the EXTRA-FIX package): Baton's figure alone.
-  const double csvr_lammps = 0;
-  bd::CsvrStage lj55_csvr(lj3, csvr);
-  long csvr_steps = 0;
-  const double csvr_s = time_stage(settings, lj55_csvr, clusters, 200, csvr_steps);
-  print_row(comm, settings, "csvr_lj55", "atom_steps_per_s", 55.0 * csvr_steps / csvr_s,
-            csvr_lammps);
-  print_row(comm, settings, "csvr_lj55", "step_cost_vs_nve",
-            (csvr_s / csvr_steps) / (nve_s / nve_steps), 0);
+  std::vector<double> nve_per_step;  // Baton's seconds per atom-step, one per round
+  const auto nve_rate = [&] {
+    long steps = 0;
+    const double s = time_stage(settings, lj55_nve, clusters, 200, steps);
+    nve_per_step.push_back(s / steps);
+    return 55.0 * steps / s;
+  };
+  if (wanted("nve_lj55")) {
+    const Compared c = compare_rounds(
+        rounds,
+        [&] {
+          return on_lammps([&] {
+            return lammps_rate(lammps.run(dir, "nve_lj55",
+                                          lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
+                                                       "fix 1 all nve\ntimestep 0.005\nrun 200\n"));
+          });
+        },
+        nve_rate);
+    print_compared(comm, settings, "nve_lj55", "atom_steps_per_s", c);
+  }
+  // A thermostat's step against an NVE step (NVE timed here when its own row was not asked for).
+  const auto step_cost = [&](const char* op, const std::vector<double>& per_step) {
+    if (nve_per_step.empty())
+      nve_rate();
+    print_row(comm, settings, op, "step_cost_vs_nve", median(per_step) / median(nve_per_step), 0);
+  };
+  if (wanted("langevin_lj55")) {
+    bd::LangevinOptions langevin;
+    langevin.steps = 200;
+    langevin.temperature = 0.1;
+    bd::LangevinStage lj55_langevin(lj3, langevin);
+    std::vector<double> per_step;
+    const Compared c = compare_rounds(
+        rounds,
+        [&] {
+          return on_lammps([&] {
+            return lammps_rate(lammps.run(dir, "langevin_lj55",
+                                          lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
+                                                       "fix 1 all nve\nfix 2 all langevin 0.1 0.1 "
+                                                       "1.0 48279\ntimestep 0.005\nrun 200\n"));
+          });
+        },
+        [&] {
+          long steps = 0;
+          const double s = time_stage(settings, lj55_langevin, clusters, 200, steps);
+          per_step.push_back(s / steps);
+          return 55.0 * steps / s;
+        });
+    print_compared(comm, settings, "langevin_lj55", "atom_steps_per_s", c);
+    step_cost("langevin_lj55", per_step);
+  }
+  if (wanted("csvr_lj55")) {
+    bd::CsvrOptions csvr;
+    csvr.steps = 200;
+    csvr.temperature = 0.1;
+    csvr.tau = 0.5;
+    // Debian's LAMMPS has no fix temp/csvr (the EXTRA-FIX package): Baton's figure alone.
+    bd::CsvrStage lj55_csvr(lj3, csvr);
+    long steps = 0;
+    const double s = time_stage(settings, lj55_csvr, clusters, 200, steps);
+    print_row(comm, settings, "csvr_lj55", "atom_steps_per_s", 55.0 * steps / s, 0);
+    step_cost("csvr_lj55", {s / steps});
+  }
 
   // NPT on a batch of small liquid cells: every step changes every cell (Baton alone).
-  {
+  if (wanted("npt_lj256x16")) {
     bd::LennardJones lj;
     lj.cutoff = 2.5;
     std::vector<bs::HostSystem> cells;
@@ -318,7 +424,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   }
 
   // Periodic: the LJ liquid of bench/in.lj, 32,000 atoms.
-  {
+  if (wanted("nve_lj_liquid")) {
     bd::LennardJones lj;
     lj.cutoff = 2.5;
     lj.shift = false;
@@ -326,20 +432,28 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     p.steps = 100;
     const bs::HostSystem liquid = with_velocities(
         bd::fcc_crystal({20, 20, 20}, std::cbrt(4 / 0.8442), "Ar", 1), 1.44, bd::Units::lj());
-    const double rate_lammps = on_lammps([&] {
+    if (with_lammps)
       bs::write_lammps_data(dir + "/liquid.data", liquid);
-      return lammps_rate(
-          lammps.run(dir, "nve_lj_liquid",
-                     "units lj\natom_style atomic\nread_data liquid.data\n" + lj_lines(2.5, false) +
-                         "neighbor 0.3 bin\nneigh_modify delay 0 every 20 check no\nfix 1 all nve\n"
-                         "timestep 0.005\nrun 100\n"));
-    });
     bd::VerletStage stage(lj, p);
-    time_one_system(comm, settings, "nve_lj_liquid", stage, liquid, rate_lammps);
+    double builds = 0;
+    const Compared c = compare_rounds(
+        rounds,
+        [&] {
+          return on_lammps([&] {
+            return lammps_rate(lammps.run(
+                dir, "nve_lj_liquid",
+                "units lj\natom_style atomic\nread_data liquid.data\n" + lj_lines(2.5, false) +
+                    "neighbor 0.3 bin\nneigh_modify delay 0 every 20 check no\nfix 1 all nve\n"
+                    "timestep 0.005\nrun 100\n"));
+          });
+        },
+        [&] { return one_system_rate(settings, stage, liquid, builds); });
+    print_compared(comm, settings, "nve_lj_liquid", "atom_steps_per_s", c);
+    print_row(comm, settings, "nve_lj_liquid", "list_builds", builds, 0);
   }
 
   // Copper with EAM: one crystal of 32,000 atoms, and 256 cells of 108 atoms.
-  if (have_eam) {
+  if (have_eam && (wanted("nve_cu_eam") || wanted("nve_cu108x256"))) {
     const bd::Eam eam(eam_file);
     bd::VerletOptions p;
     p.units = bd::Units::metal();
@@ -354,40 +468,89 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
       s.masses.assign(s.size(), eam.mass("Cu"));
       return with_velocities(s, 300, p.units);
     };
-    const bs::HostSystem crystal = copper(20, 1);
-    const double crystal_lammps = on_lammps([&] {
-      bs::write_lammps_data(dir + "/cu.data", crystal);
-      return lammps_rate(
-          lammps.run(dir, "nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run));
-    });
     bd::VerletStage stage(eam, p);
-    time_one_system(comm, settings, "nve_cu_eam", stage, crystal, crystal_lammps);
-
-    std::vector<bs::HostSystem> cells;
-    for (int k = 0; k < 256; ++k)
-      cells.push_back(copper(3, k));
-    const double cells_lammps = on_lammps([&] {
+    if (wanted("nve_cu_eam")) {
+      const bs::HostSystem crystal = copper(20, 1);
+      if (with_lammps)
+        bs::write_lammps_data(dir + "/cu.data", crystal);
+      double builds = 0;
+      const Compared c = compare_rounds(
+          rounds,
+          [&] {
+            return on_lammps([&] {
+              return lammps_rate(
+                  lammps.run(dir, "nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run));
+            });
+          },
+          [&] { return one_system_rate(settings, stage, crystal, builds); });
+      print_compared(comm, settings, "nve_cu_eam", "atom_steps_per_s", c);
+      print_row(comm, settings, "nve_cu_eam", "list_builds", builds, 0);
+    }
+    if (wanted("nve_cu108x256")) {
+      std::vector<bs::HostSystem> cells;
+      for (int k = 0; k < 256; ++k)
+        cells.push_back(copper(3, k));
       std::string input;
-      for (int k = 0; k < 256; ++k) {
-        bs::write_lammps_data(dir + "/cell" + std::to_string(k) + ".data",
-                              cells[static_cast<std::size_t>(k)]);
-        input += "clear\n" + eam_setup + "read_data cell" + std::to_string(k) + ".data\n" + eam_run;
-      }
-      // The whole process: 256 setups and runs, one after another, as a script would do them.
-      const Lammps::Result r = lammps.run(dir, "nve_cu108x256", input);
-      return 256.0 * 108 * 100 / r.wall_seconds;
-    });
-    long batch_steps = 0;
-    const double batch_s = time_stage(settings, stage, cells, 100, batch_steps);
-    print_row(comm, settings, "nve_cu108x256", "atom_steps_per_s", 108.0 * batch_steps / batch_s,
-              cells_lammps);
-  } else if (comm.rank() == 0 && !settings.json) {
+      if (with_lammps)
+        for (int k = 0; k < 256; ++k) {
+          bs::write_lammps_data(dir + "/cell" + std::to_string(k) + ".data",
+                                cells[static_cast<std::size_t>(k)]);
+          input +=
+              "clear\n" + eam_setup + "read_data cell" + std::to_string(k) + ".data\n" + eam_run;
+        }
+      const Compared c = compare_rounds(
+          rounds,
+          [&] {
+            // The whole process: 256 setups and runs, one after another, as a script would do.
+            return on_lammps([&] {
+              return 256.0 * 108 * 100 / lammps.run(dir, "nve_cu108x256", input).wall_seconds;
+            });
+          },
+          [&] {
+            long steps = 0;
+            const double s = time_stage(settings, stage, cells, 100, steps);
+            return 108.0 * steps / s;
+          });
+      print_compared(comm, settings, "nve_cu108x256", "atom_steps_per_s", c);
+    }
+  } else if (!have_eam && comm.rank() == 0 && !settings.json) {
     std::printf("(no %s: the EAM cases are skipped; Debian: lammps-data)\n", eam_file);
   }
   if (with_lammps) {
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
   }
+}
+
+namespace {
+constexpr const char* case_names[] = {"fire_lj55",  "nve_lj55",     "langevin_lj55",
+                                      "csvr_lj55",  "npt_lj256x16", "nve_lj_liquid",
+                                      "nve_cu_eam", "nve_cu108x256"};
+}  // namespace
+
+std::vector<std::string> split_cases(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= list.size() && !list.empty()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    out.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool is_dynamics_case(const std::string& name) {
+  for (const char* c : case_names)
+    if (name == c)
+      return true;
+  return false;
+}
+
+std::string dynamics_cases() {
+  std::string out;
+  for (const char* c : case_names)
+    out += (out.empty() ? "" : ", ") + std::string(c);
+  return out;
 }
 
 // baton-bench scale: Baton alone at the sizes a GPU is judged at (no LAMMPS beside it: those sizes
@@ -445,7 +608,7 @@ void run_scale(const baton::Communicator& comm, const Settings& settings) {
     const bs::HostSystem liquid =
         with_velocities(bd::fcc_crystal({n, n, n}, density_a, "Ar", 1), 1.44, bd::Units::lj());
     bd::VerletStage stage(lj, nve);
-    time_one_system(comm, settings, op, stage, liquid, 0);
+    time_one_system(comm, settings, op, stage, liquid);
   };
   liquid_row(20, "nve_lj_32k");
   if (fits("fire_lj_32k", 32000)) {

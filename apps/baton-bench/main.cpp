@@ -1,6 +1,7 @@
 // baton-bench: Baton beside raw MPI on the same buffers, in the same run.
 //   mpiexec -n 2 baton-bench p2p | collectives | all [--json] [--repeats N] [--max-bytes B]
-//   baton-bench dynamics [--json] [--repeats N]: LJ kernels beside LAMMPS, per rank
+//   baton-bench dynamics [--json] [--repeats N] [--rounds R] [--cases A,B]: LJ and EAM kernels
+//     beside LAMMPS, per rank
 //   baton-bench models --lj-model LJ.pt [--model M.pt]: TorchScript models beside built-ins
 //   baton-bench scale [--max-atoms N]: Baton alone at GPU sizes (32k, 1M atoms; 10^3-10^5 systems)
 //   mpiexec -n 2 baton-bench pipeline: a hand-off beside raw MPI; fire | nve efficiency per mode
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "../common/app.hpp"
 #include "measure.hpp"
@@ -23,11 +25,16 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings);  /
 void run_pipeline(const baton::Communicator& comm, const Settings& settings);  // bench_pipeline.cpp
 void run_models(const baton::Communicator& comm, const Settings& settings);    // bench_dynamics.cpp
 void run_scale(const baton::Communicator& comm, const Settings& settings);     // bench_dynamics.cpp
+// The dynamics cases (bench_dynamics.cpp): "a,b" split at the commas (empty: none); whether a name
+// is one of them; their names, comma-separated.
+std::vector<std::string> split_cases(const std::string& list);
+bool is_dynamics_case(const std::string& name);
+std::string dynamics_cases();
 }  // namespace bench
 
 int main(int argc, char** argv) {
   bench::Settings settings;
-  std::string what;
+  std::string what, cases;
   app::AppSpec spec{"baton-bench", po::options_description("Options"), {}, "", "", ""};
   spec.usage =
       "baton-bench: Baton against raw MPI on the same buffers, in the same run (ratio = baton_us / "
@@ -43,6 +50,8 @@ int main(int argc, char** argv) {
     ("max-atoms", app::value(&settings.max_atoms, settings.max_atoms), "scale: skip the cases with more atoms than this (>= 1)")
     ("json", po::bool_switch(&settings.json), "one JSON object per line instead of a table")
     ("repeats", app::value(&settings.repeats, settings.repeats), "median over this many repeats (>= 1)")
+    ("rounds", app::value(&settings.rounds, settings.rounds), "dynamics: run each case this many times, LAMMPS and Baton in turns; the ratio is the rounds' median, and their range is printed (>= 1)")
+    ("cases", po::value(&cases), "dynamics: only these cases, comma-separated (fire_lj55, nve_lj55, langevin_lj55, csvr_lj55, npt_lj256x16, nve_lj_liquid, nve_cu_eam, nve_cu108x256)")
     ("seconds", app::value(&settings.seconds_per_repeat, settings.seconds_per_repeat), "target duration of one repeat (> 0)")
     ("min-bytes", app::value(&settings.min_bytes, settings.min_bytes), "smallest message (>= 1)")
     ("max-bytes", app::value(&settings.max_bytes, settings.max_bytes), "largest message (>= --min-bytes)");
@@ -64,6 +73,13 @@ int main(int argc, char** argv) {
                   what != "models" || !settings.lj_model.empty() || !settings.model.empty(),
                   "lj-model", "models needs --lj-model FILE or --model FILE");
               app::require(settings.repeats >= 1, "repeats", "must be at least 1");
+              app::require(settings.rounds >= 1, "rounds", "must be at least 1");
+              settings.cases = bench::split_cases(cases);
+              for (const std::string& c : settings.cases)
+                app::require(bench::is_dynamics_case(c), "cases",
+                             "unknown case '" + c + "' (" + bench::dynamics_cases() + ")");
+              app::require(settings.cases.empty() || what == "dynamics", "cases",
+                           "is for baton-bench dynamics");
               app::require(settings.max_atoms >= 1, "max-atoms", "must be at least 1");
               app::require(
                   std::isfinite(settings.seconds_per_repeat) && settings.seconds_per_repeat > 0,

@@ -17,8 +17,10 @@ struct Settings {
   std::size_t min_bytes = 8;
   std::size_t max_bytes = std::size_t(16) << 20;  ///< at most largest_message
   bool json = false;
-  std::string lj_model, model;  ///< baton-bench models: TorchScript files
-  long max_atoms = 6000000;     ///< baton-bench scale: cases with more atoms are skipped
+  std::string lj_model, model;     ///< baton-bench models: TorchScript files
+  long max_atoms = 6000000;        ///< baton-bench scale: cases with more atoms are skipped
+  int rounds = 1;                  ///< baton-bench dynamics: LAMMPS then Baton, this many times
+  std::vector<std::string> cases;  ///< baton-bench dynamics: only these (empty: all)
 };
 
 struct Row {

@@ -130,6 +130,9 @@ check(baton-bench 2 "unknown benchmark 'frob'" frob)
 # Sizes are unsigned: -1 is refused, not read as 2^64 - 1 (whose size loop never ended).
 check(baton-bench 2 "--max-bytes: must not be negative, not '-1'" shm --max-bytes -1)
 check(baton-bench 2 "--max-bytes: must be at most 1099511627776" shm --max-bytes 18446744073709551615)
+check(baton-bench 2 "--cases: unknown case 'nve_lj56'" dynamics --cases nve_lj55,nve_lj56)
+check(baton-bench 2 "--cases: is for baton-bench dynamics" scale --cases nve_lj55)
+check(baton-bench 2 "--rounds: must be at least 1" dynamics --rounds 0)
 # A learning rate that breaks the policy's numbers is a failed run (exit 1), not "modes found: 0".
 if(selected)
   math(EXPR cases_run "${cases_run} + 1")

@@ -295,6 +295,12 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     baton::barrier(comm);
     return rate;
   };
+  // One LAMMPS run of `input` (in `dir`), rated from its Loop time lines: a round's LAMMPS side.
+  const auto lammps_case = [&](const char* name, std::string input) -> std::function<double()> {
+    return [&, name, input = std::move(input)] {
+      return on_lammps([&] { return lammps_rate(lammps.run(dir, name, input)); });
+    };
+  };
 
   // Clusters: FIRE and NVE.
   const std::vector<bs::HostSystem> clusters = lj55_clusters();
@@ -310,13 +316,8 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     long fire_steps = 0;
     const Compared c = compare_rounds(
         rounds,
-        [&] {
-          return on_lammps([&] {
-            return lammps_rate(
-                lammps.run(dir, "fire_lj55",
-                           lj55_setup + "min_style fire\nminimize 0.0 1.0e-6 100000 1000000\n"));
-          });
-        },
+        lammps_case("fire_lj55",
+                    lj55_setup + "min_style fire\nminimize 0.0 1.0e-6 100000 1000000\n"),
         [&] {
           const double s = time_stage(settings, fire, clusters, 1 << 30, fire_steps);
           return 55.0 * fire_steps / s;
@@ -342,13 +343,8 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   if (wanted("nve_lj55")) {
     const Compared c = compare_rounds(
         rounds,
-        [&] {
-          return on_lammps([&] {
-            return lammps_rate(lammps.run(dir, "nve_lj55",
-                                          lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
-                                                       "fix 1 all nve\ntimestep 0.005\nrun 200\n"));
-          });
-        },
+        lammps_case("nve_lj55", lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
+                                             "fix 1 all nve\ntimestep 0.005\nrun 200\n"),
         nve_rate);
     print_compared(comm, settings, "nve_lj55", "atom_steps_per_s", c);
   }
@@ -366,14 +362,10 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     std::vector<double> per_step;
     const Compared c = compare_rounds(
         rounds,
-        [&] {
-          return on_lammps([&] {
-            return lammps_rate(lammps.run(dir, "langevin_lj55",
-                                          lj55_setup + "velocity all create 0.1 4928459 loop geom\n"
-                                                       "fix 1 all nve\nfix 2 all langevin 0.1 0.1 "
-                                                       "1.0 48279\ntimestep 0.005\nrun 200\n"));
-          });
-        },
+        lammps_case("langevin_lj55", lj55_setup +
+                                         "velocity all create 0.1 4928459 loop geom\n"
+                                         "fix 1 all nve\nfix 2 all langevin 0.1 0.1 1.0 48279\n"
+                                         "timestep 0.005\nrun 200\n"),
         [&] {
           long steps = 0;
           const double s = time_stage(settings, lj55_langevin, clusters, 200, steps);
@@ -438,15 +430,10 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
     double builds = 0;
     const Compared c = compare_rounds(
         rounds,
-        [&] {
-          return on_lammps([&] {
-            return lammps_rate(lammps.run(
-                dir, "nve_lj_liquid",
-                "units lj\natom_style atomic\nread_data liquid.data\n" + lj_lines(2.5, false) +
-                    "neighbor 0.3 bin\nneigh_modify delay 0 every 20 check no\nfix 1 all nve\n"
-                    "timestep 0.005\nrun 100\n"));
-          });
-        },
+        lammps_case("nve_lj_liquid",
+                    "units lj\natom_style atomic\nread_data liquid.data\n" + lj_lines(2.5, false) +
+                        "neighbor 0.3 bin\nneigh_modify delay 0 every 20 check no\nfix 1 all nve\n"
+                        "timestep 0.005\nrun 100\n"),
         [&] { return one_system_rate(settings, stage, liquid, builds); });
     print_compared(comm, settings, "nve_lj_liquid", "atom_steps_per_s", c);
     print_row(comm, settings, "nve_lj_liquid", "list_builds", builds, 0);
@@ -475,13 +462,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
         bs::write_lammps_data(dir + "/cu.data", crystal);
       double builds = 0;
       const Compared c = compare_rounds(
-          rounds,
-          [&] {
-            return on_lammps([&] {
-              return lammps_rate(
-                  lammps.run(dir, "nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run));
-            });
-          },
+          rounds, lammps_case("nve_cu_eam", eam_setup + "read_data cu.data\n" + eam_run),
           [&] { return one_system_rate(settings, stage, crystal, builds); });
       print_compared(comm, settings, "nve_cu_eam", "atom_steps_per_s", c);
       print_row(comm, settings, "nve_cu_eam", "list_builds", builds, 0);

@@ -333,7 +333,7 @@ void run_dynamics(const baton::Communicator& comm, const Settings& settings) {
   nve.steps = 200;
   nve.temperature = 0.1;
   bd::VerletStage lj55_nve(lj3, nve);
-  std::vector<double> nve_per_step;  // Baton's seconds per atom-step, one per round
+  std::vector<double> nve_per_step;  // Baton's seconds per system-step, one per timing
   const auto nve_rate = [&] {
     long steps = 0;
     const double s = time_stage(settings, lj55_nve, clusters, 200, steps);

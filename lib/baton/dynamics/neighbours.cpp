@@ -51,6 +51,8 @@ void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_s
     data_.whole = D::view<double* [3]>("baton::neighbours::whole", atoms);
     data_.x_now = D::view<double* [3]>("baton::neighbours::x_now", atoms);
     data_.x_bin = D::view<double* [3]>("baton::neighbours::x_bin", atoms);
+    data_.along_atom = D::view<double*>("baton::neighbours::along_atom", atoms);
+    data_.along_sorted = D::view<double*>("baton::neighbours::along_sorted", atoms);
     data_.key = D::view<int* [7]>("baton::neighbours::key", systems);
     data_.key_id = D::view<std::int64_t*>("baton::neighbours::key_id", systems);
     data_.call_first = D::view<std::int64_t*>("baton::neighbours::call_first", systems);

@@ -20,8 +20,10 @@
 /// (BinPairs), the stage stops the system's steps for this call, the capacity grows and the stage
 /// goes on (see docs/dynamics.md, "Neighbour lists").
 ///
-/// Pairs come out in a fixed order (bins in a fixed order, atoms of a bin by index), so results
-/// are the same run to run, and in any slot, on every backend.
+/// Pairs come out in a fixed order (bins in a fixed order, the atoms of a bin in order along the
+/// third axis at the build, then by index), so results are the same run to run, and in any slot,
+/// on every backend. A build visits the bins within reach of each atom, but skips those, and the
+/// atoms of a bin along the third axis, that lie too far (each_candidate).
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -145,6 +147,10 @@ struct NeighbourData {
   /// x_now in the build's bin order (row begin + p: atom sorted(begin + p)), so that a build's
   /// candidates are read from contiguous memory.
   view<double* [3]> x_bin;
+  /// Where each atom lies along the bins' third axis, in bins (its bin and where it lies inside,
+  /// 0 to 1): by atom row, and in the build's bin order (as x_bin), by which a build prunes its
+  /// candidates.
+  view<double*> along_atom, along_sorted;
   /// Per slot: first atom row, atoms, pbc bits, half (1) or full (0), largest list needed, 1 when
   /// a list was built for it, 1 when its entries carry images (else: minimum image per pair).
   view<int* [7]> key;
@@ -325,6 +331,12 @@ struct NeighbourData {
     int nb[3] = {1, 1, 1};
     double lo[3] = {0, 0, 0};
     double scale[3] = {1, 1, 1};
+    /// For a build's pruning (each_candidate): whether the axes are orthogonal (a cluster's
+    /// always are), each bin's width in length units, and the most bins apart along each axis two
+    /// atoms within rl can be.
+    bool orthogonal = false;
+    double width[3] = {0, 0, 0};
+    double reach_bins[3] = {0, 0, 0};
   };
 
   KOKKOS_INLINE_FUNCTION Bins bins_for(const TeamMember& team, int begin, int end,
@@ -364,16 +376,39 @@ struct NeighbourData {
       g.scale[k] *= static_cast<double>(coarser) / g.nb[k];
       g.nb[k] = coarser;
     }
+    // Bin widths: a cell's widths (the distances between its faces) over its bins, or a
+    // cluster's 1 / scale. A cell is orthogonal when its vectors are (then distances add up
+    // in squares along its axes).
+    g.orthogonal = !g.fractional;
+    if (g.fractional) {
+      const double* h = cell.h;
+      g.orthogonal = h[0] * h[3] + h[1] * h[4] + h[2] * h[5] == 0 &&
+                     h[0] * h[6] + h[1] * h[7] + h[2] * h[8] == 0 &&
+                     h[3] * h[6] + h[4] * h[7] + h[5] * h[8] == 0;
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (g.fractional) {
+        const double c2 = cell.inv[k] * cell.inv[k] + cell.inv[3 + k] * cell.inv[3 + k] +
+                          cell.inv[6 + k] * cell.inv[6 + k];
+        g.width[k] = c2 > 0 ? 1 / (math_sqrt(c2) * g.scale[k]) : 0;
+        g.reach_bins[k] = g.q[k] * g.scale[k];
+      } else {
+        g.width[k] = g.scale[k] > 0 ? 1 / g.scale[k] : 0;
+        g.reach_bins[k] = rl * g.scale[k] * (1 + 1e-9) + 1e-12;
+      }
+    }
     return g;
   }
 
   /// Positions the binning reads: the list's origin.
   KOKKOS_INLINE_FUNCTION double x_at(int i, int k) const { return x_ref(i, k); }
 
-  /// Atom i's bin along each axis, and (`whole`) the whole cells it lies beyond the cell along the
-  /// periodic ones.
+  /// Atom i's bin along each axis, (`whole`) the whole cells it lies beyond the cell along the
+  /// periodic ones, and (`within`) where it lies inside its bin along each axis, 0 to 1 (0 when
+  /// its coordinate is not a number).
   KOKKOS_INLINE_FUNCTION void bin_coords(const Bins& g, const systems::CellImage& cell, int i,
-                                         int* c, double* whole = nullptr) const {
+                                         int* c, double* whole = nullptr,
+                                         double* within = nullptr) const {
     for (int k = 0; k < 3; ++k) {
       double t;
       if (whole)
@@ -392,6 +427,10 @@ struct NeighbourData {
         t = (x_at(i, k) - g.lo[k]) * g.scale[k];
       }
       c[k] = clamp_bin(t, g.nb[k]);
+      if (within) {
+        const double w = t - c[k];
+        within[k] = w > 0 ? (w < 1 ? w : 1) : 0;  // 0 also when not a number
+      }
     }
   }
 
@@ -417,11 +456,13 @@ struct NeighbourData {
     const double rl2 = list_cutoff2;
     const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
     int c[3];
-    bin_coords(g, bin_cell, i, c);
+    double within[3];
+    bin_coords(g, bin_cell, i, c, nullptr, within);
     // Along each axis, the bins to visit, the image of j each stands for and its offset from c
     // (wrapped bins count from c: -reach to reach; with every bin visited, at most 2 reach bins,
     // the difference of the two).
     int bin[3][6], image[3][6], off[3][6], span[3];
+    bool any_axis = false;  // an axis whose bins stand for every image
     for (int k = 0; k < 3; ++k) {
       const bool along = periodic && cell.periodic[k];
       span[k] = 0;
@@ -434,6 +475,7 @@ struct NeighbourData {
           ++span[k];
         }
       } else if (along && shifted) {
+        any_axis = true;
         for (int w = 0; w < g.nb[k]; ++w) {
           image[k][span[k]] = any_image;
           bin[k][span[k]] = w;
@@ -458,6 +500,72 @@ struct NeighbourData {
       }
     }
     const double xi[3] = {x_now(i, 0), x_now(i, 1), x_now(i, 2)};  // x_bin is x_now, sorted
+    if constexpr (Build) {
+      // A build prunes where the stencil's images are the only ones (or there are none): it skips
+      // the bins that lie rl or more from atom i and, in the others, the atoms too far along the
+      // third axis (a bin's atoms are in order along it: along_sorted). The distances are lower
+      // bounds, short by a margin of 1e-9 bins: no pair closer than rl is skipped. The pairs
+      // come in each_candidate's order.
+      if ((shifted || !periodic) && !any_axis) {
+        constexpr double margin = 1e-9;
+        // Bins between atom i's place and the nearest side of a bin `o` bins away along axis k.
+        const auto gap = [&](int k, int o) {
+          const double d = o > 0 ? o - within[k] : (o < 0 ? -o - 1 + within[k] : 0.0);
+          return d > margin ? d - margin : 0.0;
+        };
+        const double at = c[2] + within[2];  // atom i along the third axis, in bins
+        const int* const srt = sorted.data();
+        const double* const xb = xw.data();
+        const double* const along = along_sorted.data();
+        for (int o0 = 0; o0 < span[0]; ++o0)
+          for (int o1 = 0; o1 < span[1]; ++o1) {
+            const int sign01 = off[0][o0] != 0 ? off[0][o0] : off[1][o1];
+            if (Half && sign01 < 0)
+              continue;
+            // The column's distance across the third axis (squared; orthogonal axes), and the
+            // bins along it an atom within rl may lie from atom i.
+            const double a0 = gap(0, off[0][o0]), a1 = gap(1, off[1][o1]);
+            double across2 = 0, window = g.reach_bins[2] + margin;
+            if (g.orthogonal) {
+              across2 =
+                  (a0 * g.width[0]) * (a0 * g.width[0]) + (a1 * g.width[1]) * (a1 * g.width[1]);
+              if (across2 >= rl2)
+                continue;
+              if (g.width[2] > 0)
+                window = math_sqrt(rl2 - across2) / g.width[2] + margin;
+            } else if (a0 >= g.reach_bins[0] || a1 >= g.reach_bins[1]) {
+              continue;
+            }
+            for (int o2 = 0; o2 < span[2]; ++o2) {
+              const int sign = sign01 != 0 ? sign01 : off[2][o2];
+              if ((Half && sign < 0) || gap(2, off[2][o2]) >= window)
+                continue;
+              const int code = 9 * (image[0][o0] + 1) + 3 * (image[1][o1] + 1) + (image[2][o2] + 1);
+              double t[3];
+              for (int k = 0; k < 3; ++k)
+                t[k] = image[0][o0] * cell.h[k] + image[1][o1] * cell.h[3 + k] +
+                       image[2][o2] * cell.h[6 + k];
+              const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
+              int p0 = begin + bin_start(begin + b), p1 = p0 + bin_fill(begin + b);
+              // Atom j lies along[p] + image nb - at bins from atom i: within the window only.
+              const double from = at - image[2][o2] * g.nb[2];
+              while (p0 < p1 && along[p0] <= from - window)
+                ++p0;
+              while (p1 > p0 && along[p1 - 1] >= from + window)
+                --p1;
+              for (int p = p0; p < p1; ++p) {
+                const int j = srt[p];
+                if (sign == 0 && (Half ? j <= i : j == i))
+                  continue;
+                const double d0 = xi[0] - xb[3 * p] - t[0], d1 = xi[1] - xb[3 * p + 1] - t[1],
+                             d2 = xi[2] - xb[3 * p + 2] - t[2];
+                f(j, code, d0 * d0 + d1 * d1 + d2 * d2 < rl2);
+              }
+            }
+          }
+        return f;
+      }
+    }
     for (int o0 = 0; o0 < span[0]; ++o0)
       for (int o1 = 0; o1 < span[1]; ++o1)
         for (int o2 = 0; o2 < span[2]; ++o2) {
@@ -568,16 +676,18 @@ struct NeighbourData {
     // x is the origin, x_ref.
     const Bins g = bins_for(team, begin, end, cell, pbc);
     const int nbins = g.nb[0] * g.nb[1] * g.nb[2];
-    // Counting sort of the atoms by bin: sizes, starts, then the atoms of each bin by index.
+    // Counting sort of the atoms by bin: sizes, starts, then the atoms of each bin in order along
+    // the third axis (by where they lie in the bin, then by index).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 0, nbins),
                          [&](int b) { bin_fill(begin + b) = 0; });
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
       int c[3];
-      double w[3];
-      bin_coords(g, cell, i, c, w);
+      double w[3], u[3];
+      bin_coords(g, cell, i, c, w, u);
       for (int d = 0; d < 3; ++d)
         whole(i, d) = w[d];
+      along_atom(i) = c[2] + u[2];
       const int b = (c[0] * g.nb[1] + c[1]) * g.nb[2] + c[2];
       bin_of(i) = b;
       Kokkos::atomic_fetch_add(&bin_fill(begin + b), 1);
@@ -601,8 +711,11 @@ struct NeighbourData {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 0, nbins), [&](int b) {
       int* a = &sorted(begin + bin_start(begin + b));
       const int n = bin_fill(begin + b);
-      for (int p = 1; p < n; ++p)  // insertion sort: already in order where one thread filled it
-        for (int q = p; q > 0 && a[q - 1] > a[q]; --q) {
+      const auto before = [&](int j, int k) {
+        return along_atom(j) < along_atom(k) || (along_atom(j) == along_atom(k) && j < k);
+      };
+      for (int p = 1; p < n; ++p)  // insertion sort: a bin holds a few atoms
+        for (int q = p; q > 0 && before(a[q], a[q - 1]); --q) {
           const int t = a[q];
           a[q] = a[q - 1];
           a[q - 1] = t;
@@ -619,6 +732,7 @@ struct NeighbourData {
       const int i = sorted(p);
       for (int d = 0; d < 3; ++d)
         x_bin(p, d) = x_now(i, d);
+      along_sorted(p) = along_atom(i);
     });
     team.team_barrier();
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {

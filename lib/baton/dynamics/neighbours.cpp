@@ -44,6 +44,7 @@ void NeighbourLists::prepare(const systems::SystemsBatch& batch, double cutoff_s
     const int atoms = cap.atoms, systems = cap.systems;
     data_.list = D::view<int**>("baton::neighbours::list", atoms, data_.capacity);
     data_.num = D::view<int*>("baton::neighbours::num", atoms);
+    data_.plain = D::view<int*>("baton::neighbours::plain", atoms);
     data_.bin_of = D::view<int*>("baton::neighbours::bin_of", atoms);
     data_.bin_start = D::view<int*>("baton::neighbours::bin_start", atoms);
     data_.bin_fill = D::view<int*>("baton::neighbours::bin_fill", atoms);

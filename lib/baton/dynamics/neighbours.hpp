@@ -97,12 +97,29 @@ KOKKOS_INLINE_FUNCTION constexpr int list_entry(int j, int code) {
 struct ListPairs {
   systems::SystemsBatch::view<int**> list;
   systems::SystemsBatch::view<int*> num;
+  systems::SystemsBatch::view<int*> plain;
   Positions xs;
   double shift[image_codes][3];
   bool min_image = false;
   systems::CellImage cell;
   /// The accumulators of a wide team's half-pair loop (NeighbourData::team_acc).
   systems::SystemsBatch::view<double**> acc;
+
+  /// Whether atom i's pairs carry no images (each_plain() may give them).
+  KOKKOS_INLINE_FUNCTION bool is_plain(int i) const { return !min_image && plain(i) == 1; }
+  /// each() for an atom whose pairs carry no images (is_plain(): most atoms of a large cell), with
+  /// no shifts to look up: the pair loop over blocks takes it (each_pair_block).
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void each_plain(int i, const F& f) const {
+    const int n = num(i);
+    const double xi = xs(i, 0), yi = xs(i, 1), zi = xs(i, 2);
+    const int* const row = list.data() + static_cast<std::size_t>(i) * list.stride(0);
+    const double* const xp = xs.data();
+    for (int m = 0; m < n; ++m) {
+      const int j = row[m] >> image_bits;
+      f(j, xi - xp[3 * j], yi - xp[3 * j + 1], zi - xp[3 * j + 2]);
+    }
+  }
 
   template <bool Half, class F>
   KOKKOS_INLINE_FUNCTION void each(int i, const F& f) const {
@@ -116,11 +133,14 @@ struct ListPairs {
         f(j, dx, dy, dz);
       }
     } else {
+      // Raw pointers: the rows of both are contiguous (LayoutRight), x's of three.
+      const int* const row = list.data() + static_cast<std::size_t>(i) * list.stride(0);
+      const double* const xp = xs.data();
       for (int m = 0; m < n; ++m) {
-        const int e = list(i, m);
+        const int e = row[m];
         const int j = e >> image_bits;
         const double* t = shift[e & ((1 << image_bits) - 1)];
-        f(j, xi - xs(j, 0) - t[0], yi - xs(j, 1) - t[1], zi - xs(j, 2) - t[2]);
+        f(j, xi - xp[3 * j] - t[0], yi - xp[3 * j + 1] - t[1], zi - xp[3 * j + 2] - t[2]);
       }
     }
   }
@@ -135,6 +155,7 @@ struct NeighbourData {
 
   view<int**> list;  ///< [atom][capacity]
   view<int*> num;    ///< neighbours of the atom (may exceed capacity: then the list is unusable)
+  view<int*> plain;  ///< 1 when no entry of the atom's list carries an image (all code 13)
   view<int*> bin_of, bin_start, bin_fill, sorted;  ///< binning, rows [begin, begin + bins)
   /// The batch's list_origin and list_built (systems::SystemsBatch): the positions each system's
   /// list was built from, travelling with the system through slot moves.
@@ -186,7 +207,7 @@ struct NeighbourData {
                            [&](int i) { less_whole_cells(cell, x, i); });
       team.team_barrier();
     }
-    ListPairs p{list, num, shifted_now ? x_now : x, {}, min_image, cell, team_acc};
+    ListPairs p{list, num, plain, shifted_now ? x_now : x, {}, min_image, cell, team_acc};
     for (int c = 0; c < image_codes; ++c) {
       const int o[3] = {c / 9 - 1, (c / 3) % 3 - 1, c % 3 - 1};
       for (int d = 0; d < 3; ++d)
@@ -744,6 +765,10 @@ struct NeighbourData {
       else
         m = each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin, Count{0}).m;
       num(i) = m;
+      int none = 1;  // no entry of the row carries an image
+      for (int k = 0; k < (m < capacity ? m : capacity); ++k)
+        none &= (list(i, k) & ((1 << image_bits) - 1)) == image_codes / 2 ? 1 : 0;
+      plain(i) = none;
       return static_cast<double>(m);
     }));
     team.team_barrier();

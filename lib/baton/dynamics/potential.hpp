@@ -260,7 +260,7 @@ template <class Pairs, class Body>
 KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc2, PairBlock& b,
                                             const Body& body) {
   int n = 0;
-  pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+  const auto fill = [&](int j, double dx, double dy, double dz) {
     const double r2 = dx * dx + dy * dy + dz * dz;
     b.dx[n] = dx;
     b.dy[n] = dy;
@@ -272,10 +272,78 @@ KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc
       body(n);
       n = 0;
     }
-  });
+  };
+  if constexpr (std::is_same_v<Pairs, ListPairs>) {
+    if (pairs.is_plain(i))
+      pairs.each_plain(i, fill);
+    else
+      pairs.template each<true>(i, fill);
+  } else {
+    pairs.template each<true>(i, fill);
+  }
   if (n > 0)
     body(n);
 }
+
+/// The host's one-thread half-pair loop over a system's list (team_pair_forces): blocks of pairs
+/// within the cutoff (each_pair_block), the potential's terms in a loop of their own, then added
+/// in pair order (the same bits as one loop). Forces into fp (zeroed by the caller), the pairs'
+/// energy to es and, when Virial, their virial to ws.
+template <bool Virial, class K>
+KOKKOS_FORCEINLINE_FUNCTION void list_pair_forces_body(const K& pot, const ListPairs& pairs,
+                                                       const int* __restrict sp,
+                                                       double* __restrict fp, int begin, int end,
+                                                       double& es, double* ws) {
+  const double rc2 = pot.cutoff_squared();
+  double e = 0;
+  double w[6] = {0, 0, 0, 0, 0, 0};
+  PairBlock b;
+  double be[PairBlock::size], bs[PairBlock::size];
+  for (int i = begin; i < end; ++i) {
+    const int si = sp[i];
+    double fi[3] = {0, 0, 0};
+    each_pair_block(pairs, i, rc2, b, [&](int n) {
+      for (int k = 0; k < n; ++k)
+        pot.pair(si, sp[b.j[k]], b.r2[k], be[k], bs[k]);
+      for (int k = 0; k < n; ++k) {
+        const double s = bs[k], dx = b.dx[k], dy = b.dy[k], dz = b.dz[k];
+        const int j = b.j[k];
+        e += be[k];
+        fi[0] += s * dx;
+        fi[1] += s * dy;
+        fi[2] += s * dz;
+        fp[3 * j] -= s * dx;
+        fp[3 * j + 1] -= s * dy;
+        fp[3 * j + 2] -= s * dz;
+        if constexpr (Virial)
+          add_pair_virial(w, s, dx, dy, dz);
+      }
+    });
+    for (int d = 0; d < 3; ++d)
+      fp[3 * i + d] += fi[d];
+  }
+  es = e;
+  for (int c = 0; c < 6; ++c)
+    ws[c] = w[c];
+}
+
+/// list_pair_forces_body for the build's target.
+template <bool Virial, class K>
+BATON_NOINLINE KOKKOS_FUNCTION void list_pair_forces(const K& pot, const ListPairs& pairs,
+                                                     const int* sp, double* fp, int begin, int end,
+                                                     double& es, double* ws) {
+  list_pair_forces_body<Virial>(pot, pairs, sp, fp, begin, end, es, ws);
+}
+
+#if BATON_AVX2_DISPATCH
+/// list_pair_forces_body for AVX2 (team.hpp, BATON_AVX2_DISPATCH): the same bits.
+template <bool Virial, class K>
+BATON_NOINLINE BATON_TARGET_AVX2 void list_pair_forces_avx2(const K& pot, const ListPairs& pairs,
+                                                            const int* sp, double* fp, int begin,
+                                                            int end, double& es, double* ws) {
+  list_pair_forces_body<Virial>(pot, pairs, sp, fp, begin, end, es, ws);
+}
+#endif
 
 /// A wide team's half-pair force pass (wide_half_loop) over a system's list: for each pair (once)
 /// closer than sqrt(rc2), term(i, j, r2, pe, s) gives its energy pe and -dE/dr / r s; the forces go
@@ -419,22 +487,12 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
             fp[3 * i + d] += fi[d];
         }
       } else {
-        // A list: blocks of pairs within the cutoff (each_pair_block), the potential's terms in a
-        // loop of their own, then added in pair order (the same bits as one loop).
-        PairBlock b;
-        double be[PairBlock::size], bs[PairBlock::size];
-        for (int i = begin; i < end; ++i) {
-          const int si = sp[i];
-          double fi[3] = {0, 0, 0};
-          each_pair_block(pairs, i, rc2, b, [&](int n) {
-            for (int k = 0; k < n; ++k)
-              pot.pair(si, sp[b.j[k]], b.r2[k], be[k], bs[k]);
-            for (int k = 0; k < n; ++k)
-              add_pair(b.j[k], be[k], bs[k], b.dx[k], b.dy[k], b.dz[k], fi);
-          });
-          for (int d = 0; d < 3; ++d)
-            fp[3 * i + d] += fi[d];
-        }
+#if BATON_AVX2_DISPATCH
+        if (host_has_avx2())
+          list_pair_forces_avx2<Virial>(pot, pairs, sp, fp, begin, end, es, ws);
+        else
+#endif
+          list_pair_forces<Virial>(pot, pairs, sp, fp, begin, end, es, ws);
       }
       e = es;
       for (int c = 0; c < 6; ++c)

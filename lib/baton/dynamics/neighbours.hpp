@@ -360,6 +360,22 @@ struct NeighbourData {
     double reach_bins[3] = {0, 0, 0};
   };
 
+  /// Whether a build with bins `g` in `cell` prunes its candidates (each_candidate): when the
+  /// stencil's images are the only ones (`shifted`) or there are none, and every axis has more
+  /// than 2 reach bins (fewer, along a periodic axis, stand for every image). Only then are a
+  /// bin's atoms ordered along the third axis; else by index (a bin may hold every atom of a
+  /// small system, and the insertion sort would cost the square of them).
+  KOKKOS_INLINE_FUNCTION static bool prunes(const Bins& g, const systems::CellImage& cell,
+                                            bool shifted) {
+    const bool periodic = cell.periodic[0] || cell.periodic[1] || cell.periodic[2];
+    if (periodic && !shifted)
+      return false;
+    for (int k = 0; k < 3; ++k)
+      if (g.nb[k] <= 2 * reach)
+        return false;
+    return true;
+  }
+
   KOKKOS_INLINE_FUNCTION Bins bins_for(const TeamMember& team, int begin, int end,
                                        const systems::CellImage& cell, int pbc) const {
     Bins g;
@@ -483,7 +499,6 @@ struct NeighbourData {
     // (wrapped bins count from c: -reach to reach; with every bin visited, at most 2 reach bins,
     // the difference of the two).
     int bin[3][6], image[3][6], off[3][6], span[3];
-    bool any_axis = false;  // an axis whose bins stand for every image
     for (int k = 0; k < 3; ++k) {
       const bool along = periodic && cell.periodic[k];
       span[k] = 0;
@@ -496,7 +511,6 @@ struct NeighbourData {
           ++span[k];
         }
       } else if (along && shifted) {
-        any_axis = true;
         for (int w = 0; w < g.nb[k]; ++w) {
           image[k][span[k]] = any_image;
           bin[k][span[k]] = w;
@@ -527,7 +541,7 @@ struct NeighbourData {
       // third axis (a bin's atoms are in order along it: along_sorted). The distances are lower
       // bounds, short by a margin of 1e-9 bins: no pair closer than rl is skipped. The pairs
       // come in each_candidate's order.
-      if ((shifted || !periodic) && !any_axis) {
+      if (prunes(g, cell, shifted)) {
         constexpr double margin = 1e-9;
         // Bins between atom i's place and the nearest side of a bin `o` bins away along axis k.
         const auto gap = [&](int k, int o) {
@@ -697,8 +711,13 @@ struct NeighbourData {
     // x is the origin, x_ref.
     const Bins g = bins_for(team, begin, end, cell, pbc);
     const int nbins = g.nb[0] * g.nb[1] * g.nb[2];
+    bool shifted = true;
+    for (int k = 0; k < 3; ++k)
+      shifted = shifted && (!pbc || !cell.periodic[k] || g.wide[k]);
+    const bool in_order_along = prunes(g, cell, shifted);
     // Counting sort of the atoms by bin: sizes, starts, then the atoms of each bin in order along
-    // the third axis (by where they lie in the bin, then by index).
+    // the third axis (by where they lie in the bin, then by index) where the build prunes, else
+    // by index.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 0, nbins),
                          [&](int b) { bin_fill(begin + b) = 0; });
     team.team_barrier();
@@ -733,6 +752,8 @@ struct NeighbourData {
       int* a = &sorted(begin + bin_start(begin + b));
       const int n = bin_fill(begin + b);
       const auto before = [&](int j, int k) {
+        if (!in_order_along)
+          return j < k;
         return along_atom(j) < along_atom(k) || (along_atom(j) == along_atom(k) && j < k);
       };
       for (int p = 1; p < n; ++p)  // insertion sort: a bin holds a few atoms
@@ -743,9 +764,6 @@ struct NeighbourData {
         }
     });
     team.team_barrier();
-    bool shifted = true;
-    for (int k = 0; k < 3; ++k)
-      shifted = shifted && (!pbc || !cell.periodic[k] || g.wide[k]);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
                          [&](int i) { less_whole_cells(cell, x, i); });
     team.team_barrier();

@@ -285,6 +285,23 @@ KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc
     body(n);
 }
 
+/// One pair (i, j) within the cutoff, once, in the host's one-thread loops: its energy pe into e,
+/// s (x_i - x_j) into atom i's force fi and out of j's in fp, and its virial into w when Virial.
+template <bool Virial>
+KOKKOS_FORCEINLINE_FUNCTION void add_half_pair(double& e, double* fi, double* __restrict fp,
+                                               double* w, int j, double pe, double s, double dx,
+                                               double dy, double dz) {
+  e += pe;
+  fi[0] += s * dx;
+  fi[1] += s * dy;
+  fi[2] += s * dz;
+  fp[3 * j] -= s * dx;
+  fp[3 * j + 1] -= s * dy;
+  fp[3 * j + 2] -= s * dz;
+  if constexpr (Virial)
+    add_pair_virial(w, s, dx, dy, dz);
+}
+
 /// The host's one-thread half-pair loop over a system's list (team_pair_forces): blocks of pairs
 /// within the cutoff (each_pair_block), the potential's terms in a loop of their own, then added
 /// in pair order (the same bits as one loop). Forces into fp (zeroed by the caller), the pairs'
@@ -305,19 +322,8 @@ KOKKOS_FORCEINLINE_FUNCTION void list_pair_forces_body(const K& pot, const ListP
     each_pair_block(pairs, i, rc2, b, [&](int n) {
       for (int k = 0; k < n; ++k)
         pot.pair(si, sp[b.j[k]], b.r2[k], be[k], bs[k]);
-      for (int k = 0; k < n; ++k) {
-        const double s = bs[k], dx = b.dx[k], dy = b.dy[k], dz = b.dz[k];
-        const int j = b.j[k];
-        e += be[k];
-        fi[0] += s * dx;
-        fi[1] += s * dy;
-        fi[2] += s * dz;
-        fp[3 * j] -= s * dx;
-        fp[3 * j + 1] -= s * dy;
-        fp[3 * j + 2] -= s * dz;
-        if constexpr (Virial)
-          add_pair_virial(w, s, dx, dy, dz);
-      }
+      for (int k = 0; k < n; ++k)
+        add_half_pair<Virial>(e, fi, fp, w, b.j[k], be[k], bs[k], b.dx[k], b.dy[k], b.dz[k]);
     });
     for (int d = 0; d < 3; ++d)
       fp[3 * i + d] += fi[d];
@@ -440,20 +446,6 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
       double* __restrict fp = &f(0, 0);
       for (int i = 3 * begin; i < 3 * end; ++i)
         fp[i] = 0;
-      // A pair (i, j) within the cutoff: its energy, atom i's force into fi, j's into fp, its
-      // virial.
-      const auto add_pair = [&](int j, double pe, double s, double dx, double dy, double dz,
-                                double* fi) {
-        es += pe;
-        fi[0] += s * dx;
-        fi[1] += s * dy;
-        fi[2] += s * dz;
-        fp[3 * j] -= s * dx;
-        fp[3 * j + 1] -= s * dy;
-        fp[3 * j + 2] -= s * dz;
-        if constexpr (Virial)
-          add_pair_virial(ws, s, dx, dy, dz);
-      };
       bool small = false;
       if constexpr (std::is_same_v<Pairs, AllPairs<false>> && !Virial &&
                     declares_pair_at_any_r2<K>::value) {
@@ -480,7 +472,7 @@ KOKKOS_INLINE_FUNCTION void team_pair_forces(const TeamMember& team, const K& po
             if (r2 < rc2) {
               double pe = 0, s = 0;
               pot.pair(si, sp[j], r2, pe, s);
-              add_pair(j, pe, s, dx, dy, dz, fi);
+              add_half_pair<Virial>(es, fi, fp, ws, j, pe, s, dx, dy, dz);
             }
           });
           for (int d = 0; d < 3; ++d)

@@ -3,7 +3,8 @@
 // which agrees with the host loop to 1e-12, and a large system's loop on a wide team of threads),
 // lists are rebuilt only when an atom moved more than half the skin (against its origin carried by
 // the cell's deformation, which may itself force a rebuild) or the slot changed, and a
-// list that does not fit grows, or loops over all pairs, without losing or adding steps.
+// list that does not fit grows, or loops over all pairs, without losing or adding steps. The host's
+// loop over a list gives the same bits from its AVX2 copy as from the generic one.
 #include <doctest/doctest.h>
 
 #include <Kokkos_Core.hpp>
@@ -524,6 +525,45 @@ TEST_CASE("an atom with more neighbours than max_neighbours: all pairs, still ex
   stage.advance(listed.batch, 100);
   CHECK(listed.steps()[0] == 10);
 }
+
+#if BATON_AVX2_DISPATCH
+TEST_CASE(
+    "the host's pair loop over a list: its AVX2 copy and the generic one give the same bits") {
+  // A cluster's half list, every row plain (no images: ListPairs::each_plain), then the same list
+  // with no row marked plain (the loop that looks up each entry's shift, all 0 here). The stage
+  // took one copy (the AVX2 one where the CPU has it): both give its forces, bit for bit. Host
+  // builds only: elsewhere (device algorithms on the host) the lists are full lists.
+  if (!bd::detail::host_space)
+    return;
+  const auto k = lj25().kernel();
+  Batch b({crystal(5, 0, {false, false, false})});
+  bd::NeighbourLists lists(bd::NeighbourOptions{});
+  forces_with(lj25(), b, lists, 0.3, true);
+  REQUIRE(lists.capacity() > 0);
+  const auto& d = lists.data();
+  const int n = static_cast<int>(b.forces().size() / 3);
+  const bs::SystemsBatch::view<int*> no_plain_row("no_plain_row", d.plain.extent(0));
+  for (const bool plain : {true, false}) {
+    CAPTURE(plain);
+    const bd::detail::ListPairs pairs{
+        d.list,          d.num,     plain ? d.plain : no_plain_row, b.batch.positions, {}, false,
+        bs::CellImage{}, d.team_acc};
+    std::vector<double> generic(3 * static_cast<std::size_t>(n), 0.0), avx2 = generic;
+    double e1 = 0, e2 = 0, w1[6] = {}, w2[6] = {};
+    bd::detail::list_pair_forces<true>(k, pairs, &b.batch.species(0), generic.data(), 0, n, e1, w1);
+    CHECK(generic == b.forces());
+    CHECK(e1 == b.systems()[0].energy);
+    if (!bd::detail::host_has_avx2())
+      continue;  // the stage took the generic copy: nothing more to compare
+    bd::detail::list_pair_forces_avx2<true>(k, pairs, &b.batch.species(0), avx2.data(), 0, n, e2,
+                                            w2);
+    CHECK(generic == avx2);
+    CHECK(e1 == e2);
+    for (int c = 0; c < 6; ++c)
+      CHECK(w1[c] == w2[c]);
+  }
+}
+#endif
 
 TEST_CASE("neighbour settings are checked") {
   const auto text = [](bd::NeighbourOptions s) {

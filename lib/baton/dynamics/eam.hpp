@@ -88,25 +88,56 @@ class Eam {
                            nrho, rhomax, fp);
     }
 
+    /// The densities of atom i's n pairs with neighbours j[k] at distances r[k] (a: i's element):
+    /// what j brings to i in to_i[k], what i brings to j in to_j[k], in a loop of its own (the
+    /// host's one-thread loop over blocks of a list).
+    KOKKOS_FORCEINLINE_FUNCTION void block_densities(const detail::SpeciesView& species, int a,
+                                                     const int* j, const double* r, int n,
+                                                     double* to_i, double* to_j) const {
+      for (int k = 0; k < n; ++k) {
+        const EamSite site = eam_r_site(r[k], rdr, nr);
+        const int b = element_of(species(j[k]));
+        to_i[k] = density(b, site);
+        to_j[k] = a == b ? to_i[k] : density(a, site);
+      }
+    }
+
+    /// -dE/dr / r (s[k]) and the pair energy (phi[k]) of atom i's n pairs with neighbours j[k] at
+    /// distances r[k], with F'(rho) of the atoms in scratch(., 1), in a loop of its own (the
+    /// host's one-thread loop over blocks of a list; pair_term() for one pair). One lookup of r's
+    /// row per pair, and one density where both atoms are of one element: the same numbers as
+    /// LAMMPS' two.
+    KOKKOS_FORCEINLINE_FUNCTION void block_pair_terms(const detail::SpeciesView& species,
+                                                      const detail::AtomScratch& scratch, int i,
+                                                      const int* j, const double* r, int n,
+                                                      double* s, double* phi) const {
+      const int a = element_of(species(i));
+      const double fpi = scratch(i, 1);
+      for (int k = 0; k < n; ++k) {
+        const int b = element_of(species(j[k]));
+        const EamSite site = eam_r_site(r[k], rdr, nr);
+        double rhoip = 0, rhojp = 0, z2p = 0;
+        density(a, site, rhoip);
+        if (a == b)
+          rhojp = rhoip;
+        else
+          density(b, site, rhojp);
+        const double z2 = r_phi(a, b, site, z2p);
+        const double recip = 1.0 / r[k];
+        phi[k] = z2 * recip;
+        const double phip = z2p * recip - phi[k] * recip;
+        s[k] = -(fpi * rhojp + scratch(j[k], 1) * rhoip + phip) * recip;
+      }
+    }
+
     /// -dE/dr / r of the pair (i, j) at distance r, and its pair energy phi, with F'(rho) of both
-    /// atoms in scratch(., 1). (One lookup of r's row per pair, and one density where both atoms
-    /// are of one element: the same numbers as LAMMPS' two.)
+    /// atoms in scratch(., 1) (block_pair_terms() of one pair).
     KOKKOS_INLINE_FUNCTION double pair_term(const detail::SpeciesView& species,
                                             const detail::AtomScratch& scratch, int i, int j,
                                             double r, double& phi) const {
-      const int a = element_of(species(i)), b = element_of(species(j));
-      const EamSite site = eam_r_site(r, rdr, nr);
-      double rhoip = 0, rhojp = 0, z2p = 0;
-      density(a, site, rhoip);
-      if (a == b)
-        rhojp = rhoip;
-      else
-        density(b, site, rhojp);
-      const double z2 = r_phi(a, b, site, z2p);
-      const double recip = 1.0 / r;
-      phi = z2 * recip;
-      const double phip = z2p * recip - phi * recip;
-      return -(scratch(i, 1) * rhojp + scratch(j, 1) * rhoip + phip) * recip;
+      double s = 0;
+      block_pair_terms(species, scratch, i, &j, &r, 1, &s, &phi);
+      return s;
     }
 
     /// F(rho) of atoms [begin, end), the densities in scratch(., 0): their sum, every thread of the
@@ -250,67 +281,99 @@ class Eam {
       // Sums in locals of their own, which the loop's writes to forces cannot alias.
       double es = 0;
       double ws[6] = {0, 0, 0, 0, 0, 0};
-      const auto pair_force = [&](int i, int j, double r, double& phi) {
-        return pair_term(species, scratch, i, j, r, phi);
+      for (int i = begin; i < end; ++i)
+        scratch(i, 0) = 0;
+      // A pair (i, j): its densities into both atoms (block_densities()); then its force and
+      // energy. Atom i's own density stays in rho_i while its pairs are added (j == i, an image
+      // of i itself, adds there too): the same sums, in the same order, as one loop over the
+      // pairs.
+      const auto add_density = [&](int i, double& rho_i, int j, double to_i, double to_j) {
+        rho_i += to_i;
+        if (j == i)
+          rho_i += to_j;
+        else
+          scratch(j, 0) += to_j;
       };
-      // body(j, dx, dy, dz, r) for each pair of atom i within the cutoff, in order: from a list,
-      // in blocks (detail::each_pair_block: no mispredicted branch, the square roots in a loop
-      // of their own), the same sums in the same order as one loop.
-      detail::PairBlock blk;
-      double br[detail::PairBlock::size];
-      const auto within = [&](int i, const auto& body) {
-        if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
+      const auto add_force = [&](double* fi, int j, double s, double phi, double dx, double dy,
+                                 double dz) {
+        es += phi;
+        fi[0] += s * dx;
+        fi[1] += s * dy;
+        fi[2] += s * dz;
+        f(j, 0) -= s * dx;
+        f(j, 1) -= s * dy;
+        f(j, 2) -= s * dz;
+        if constexpr (Virial)
+          detail::add_pair_virial(ws, s, dx, dy, dz);
+      };
+      const auto embed = [&]() {
+        for (int i = begin; i < end; ++i) {
+          double fp = 0;
+          es += embedding(element_of(species(i)), scratch(i, 0), fp);
+          scratch(i, 1) = fp;
+          f(i, 0) = f(i, 1) = f(i, 2) = 0;
+        }
+      };
+      if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
+        // From a list, in blocks (detail::each_pair_block: no mispredicted branch), the square
+        // roots and the pair terms in loops of their own.
+        detail::PairBlock blk;
+        double br[detail::PairBlock::size], bs[detail::PairBlock::size],
+            bphi[detail::PairBlock::size];
+        for (int i = begin; i < end; ++i) {
+          const int a = element_of(species(i));
+          double rho_i = scratch(i, 0);
           detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
             for (int k = 0; k < n; ++k)
               br[k] = detail::math_sqrt(blk.r2[k]);
+            block_densities(species, a, blk.j, br, n, bs, bphi);
             for (int k = 0; k < n; ++k)
-              body(blk.j[k], blk.dx[k], blk.dy[k], blk.dz[k], br[k]);
+              add_density(i, rho_i, blk.j[k], bs[k], bphi[k]);
           });
-        } else {
+          scratch(i, 0) = rho_i;
+        }
+        embed();
+        for (int i = begin; i < end; ++i) {
+          double fi[3] = {0, 0, 0};
+          detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
+            for (int k = 0; k < n; ++k)
+              br[k] = detail::math_sqrt(blk.r2[k]);
+            block_pair_terms(species, scratch, i, blk.j, br, n, bs, bphi);
+            for (int k = 0; k < n; ++k)
+              add_force(fi, blk.j[k], bs[k], bphi[k], blk.dx[k], blk.dy[k], blk.dz[k]);
+          });
+          for (int d = 0; d < 3; ++d)
+            f(i, d) += fi[d];
+        }
+      } else {
+        for (int i = begin; i < end; ++i) {
+          const int a = element_of(species(i));
+          double rho_i = scratch(i, 0);
           pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
             const double r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < rc2)
-              body(j, dx, dy, dz, detail::math_sqrt(r2));
+            if (r2 < rc2) {
+              const double r = detail::math_sqrt(r2);
+              double to_i = 0, to_j = 0;
+              block_densities(species, a, &j, &r, 1, &to_i, &to_j);
+              add_density(i, rho_i, j, to_i, to_j);
+            }
           });
+          scratch(i, 0) = rho_i;
         }
-      };
-      for (int i = begin; i < end; ++i)
-        scratch(i, 0) = 0;
-      for (int i = begin; i < end; ++i) {
-        const int a = element_of(species(i));
-        within(i, [&](int j, double, double, double, double r) {
-          const EamSite site = eam_r_site(r, rdr, nr);
-          const int b = element_of(species(j));
-          const double rho_b = density(b, site);
-          scratch(i, 0) += rho_b;
-          scratch(j, 0) += a == b ? rho_b : density(a, site);
-        });
-      }
-      for (int i = begin; i < end; ++i) {
-        double fp = 0;
-        es += embedding(element_of(species(i)), scratch(i, 0), fp);
-        scratch(i, 1) = fp;
-        f(i, 0) = f(i, 1) = f(i, 2) = 0;
-      }
-      for (int i = begin; i < end; ++i) {
-        double fx = 0, fy = 0, fz = 0;
-        within(i, [&](int j, double dx, double dy, double dz, double r) {
-          const double d[3] = {dx, dy, dz};
-          double phi = 0;
-          const double s = pair_force(i, j, r, phi);
-          es += phi;
-          fx += s * d[0];
-          fy += s * d[1];
-          fz += s * d[2];
-          f(j, 0) -= s * d[0];
-          f(j, 1) -= s * d[1];
-          f(j, 2) -= s * d[2];
-          if constexpr (Virial)
-            detail::add_pair_virial(ws, s, d[0], d[1], d[2]);
-        });
-        f(i, 0) += fx;
-        f(i, 1) += fy;
-        f(i, 2) += fz;
+        embed();
+        for (int i = begin; i < end; ++i) {
+          double fi[3] = {0, 0, 0};
+          pairs.template each<true>(i, [&](int j, double dx, double dy, double dz) {
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2) {
+              double phi = 0;
+              const double s = pair_term(species, scratch, i, j, detail::math_sqrt(r2), phi);
+              add_force(fi, j, s, phi, dx, dy, dz);
+            }
+          });
+          for (int d = 0; d < 3; ++d)
+            f(i, d) += fi[d];
+        }
       }
       e = es;
       for (int c = 0; c < 6; ++c)

@@ -363,6 +363,44 @@ TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
                    forces_before.begin() + 3 * 972));
 }
 
+TEST_CASE("EAM's force pass gives the same bits whether its pairs were kept or filled again") {
+  const char* path = BATON_EAM_FUNCFL_FILE;
+  if (!std::ifstream(path)) {
+    MESSAGE("skipped: no " << path << " (Debian: lammps-data)");
+    return;
+  }
+  const bd::Eam eam(path);
+  std::vector<bs::HostSystem> systems;
+  for (int n : {3, 5}) {  // 108 atoms (every pair through images) and 500 in a tilted cell
+    bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", n, 0.05, 3);
+    if (n == 5)
+      bd::tilt_cell(s, 1.5, -0.7, 0.9);
+    s.masses.assign(s.size(), eam.mass("Cu"));
+    systems.push_back(s);
+  }
+  bd::NeighbourOptions options;
+  options.all_pairs_below = 0;
+  const std::size_t limit = bd::detail::eam_cached_pairs_max;
+  // All kept; the first atoms' pairs only (1000 of about 20,000); none.
+  std::vector<Batch> runs;
+  for (std::size_t max : {limit, std::size_t(1000), std::size_t(0)}) {
+    bd::detail::eam_cached_pairs_max = max;
+    runs.emplace_back(systems);
+    bd::NeighbourLists lists(options);
+    forces_with(eam, runs.back(), lists, 1.0, true);
+  }
+  bd::detail::eam_cached_pairs_max = limit;
+  for (std::size_t r = 1; r < runs.size(); ++r) {
+    CAPTURE(r);
+    const auto a = runs[0].systems(), b = runs[r].systems();
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      CHECK(a[k].energy == b[k].energy);
+      CHECK(a[k].virial == b[k].virial);
+    }
+    CHECK(runs[0].forces() == runs[r].forces());
+  }
+}
+
 TEST_CASE("a list is rebuilt only when an atom moved more than half the skin") {
   const bd::LennardJones lj = lj25();
   const double skin = 0.4;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <baton/core/error.hpp>
+#include <baton/dynamics/detail/eam_avx2.hpp>
 #include <baton/dynamics/eam_tables.hpp>
 #include <baton/systems/host_system.hpp>
 
@@ -686,3 +687,67 @@ TEST_CASE("bad setfl files") {
   CHECK(read(replace_line(8, "1 2 3 4 nan")) ==
         where + "8: 'nan' is not a finite number (value 10 of the 10 values of F(rho) of Ni)");
 }
+
+#if BATON_AVX2_DISPATCH
+TEST_CASE("the AVX2 copies of the lookups give the scalar code's bits") {
+  const std::string path = BATON_EAM_FUNCFL_FILE;
+  if (path.empty() || !std::ifstream(path)) {
+    MESSAGE("skipped: no Cu_u3.eam (Debian: lammps-data)");
+    return;
+  }
+  if (!bd::detail::host_has_avx2()) {
+    MESSAGE("skipped: this CPU has no AVX2");
+    return;
+  }
+  const bd::EamTables t = bd::read_eam_file(path);
+  const double* rho = t.rhor_spline.data();
+  const double* z2 = t.z2r_spline.data();
+  // Distances across the table and past its end, on its knots, and the odd ones (a NaN, an
+  // infinity, zero); atom j's F'(rho) at fp[2 j].
+  std::vector<double> r;
+  for (int k = 0; k < 400; ++k)
+    r.push_back(0.5 + 0.013 * k);
+  for (int k = 1; k < 8; ++k)
+    r.push_back(k / t.rdr);
+  r.push_back(std::nan(""));
+  r.push_back(HUGE_VAL);
+  r.push_back(0.0);
+  r.push_back(1e300);
+  while (r.size() % 4 != 0)
+    r.push_back(2.5);
+  const int n = static_cast<int>(r.size());
+  std::vector<int> j(r.size());
+  std::vector<double> fp(2 * r.size());
+  for (int k = 0; k < n; ++k) {
+    j[static_cast<std::size_t>(k)] = (k * 7) % n;
+    fp[static_cast<std::size_t>(2 * k)] = -0.3 + 0.001 * k;
+  }
+  const double fpi = -0.71;
+  std::vector<double> dens(r.size()), s(r.size()), phi(r.size());
+  bd::detail::eam_densities_avx2(rho, t.rdr, t.nr, r.data(), n, dens.data());
+  bd::detail::eam_pair_terms_avx2(rho, z2, t.rdr, t.nr, fp.data(), fpi, j.data(), r.data(), n,
+                                  s.data(), phi.data());
+  const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  int differ = 0;
+  for (int k = 0; k < n; ++k) {
+    const double rk = r[static_cast<std::size_t>(k)];
+    const bd::EamSite site = bd::eam_r_site(rk, t.rdr, t.nr);
+    const double* c = rho + static_cast<std::size_t>(site.row) * bd::eam_spline_width;
+    const double* cz = z2 + static_cast<std::size_t>(site.row) * bd::eam_spline_width;
+    // Eam::Kernel::block_pair_terms, one element.
+    const double rhop = bd::eam_spline_derivative(c, site.p);
+    const double z2p = bd::eam_spline_derivative(cz, site.p);
+    const double recip = 1.0 / rk;
+    const double ph = bd::eam_spline_value(cz, site.p) * recip;
+    const double php = z2p * recip - ph * recip;
+    const double fpj = fp[static_cast<std::size_t>(2 * j[static_cast<std::size_t>(k)])];
+    const double sk = -(fpi * rhop + fpj * rhop + php) * recip;
+    const std::size_t u = static_cast<std::size_t>(k);
+    if (!same(dens[u], bd::eam_spline_value(c, site.p)) || !same(s[u], sk) || !same(phi[u], ph)) {
+      ++differ;
+      MESSAGE("r = " << rk << ": " << dens[u] << " " << s[u] << " " << phi[u]);
+    }
+  }
+  CHECK(differ == 0);
+}
+#endif

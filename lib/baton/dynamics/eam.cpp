@@ -22,6 +22,25 @@ Kokkos::View<const T*, systems::SystemsBatch::memory_space> to_device(const std:
 
 }  // namespace
 
+namespace detail {
+
+void EamPairCache::reserve(std::size_t pairs, std::size_t atoms) {
+  if (j.size() < pairs) {
+    for (std::vector<double>* v : {&dx, &dy, &dz, &r})
+      v->resize(pairs);
+    j.resize(pairs);
+  }
+  if (count.size() < atoms)
+    count.resize(atoms);
+}
+
+EamPairCache& eam_pair_cache() {
+  static thread_local EamPairCache cache;
+  return cache;
+}
+
+}  // namespace detail
+
 Eam::Eam(const std::string& path, std::vector<std::string> species)
     : tables_(std::make_shared<const EamTables>(read_eam_file(path))) {
   const EamTables& t = *tables_;

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "baton/dynamics/detail/eam_avx2.hpp"
 #include "baton/dynamics/eam_tables.hpp"
 #include "baton/dynamics/potential.hpp"
 #include "baton/dynamics/random.hpp"
@@ -18,6 +19,27 @@
 #include "baton/systems/systems_batch.hpp"
 
 namespace baton::dynamics {
+
+namespace detail {
+/// Pairs the host's one-thread EAM loop over a list (Eam::Kernel::one_thread_forces) keeps from
+/// its density pass for its force pass, which then neither fills its blocks from the list again
+/// nor takes their square roots: per pair within the cutoff, its displacement, distance and
+/// neighbour, in the fill's order; per atom, how many. One per host thread (eam_pair_cache()),
+/// grown to the largest system the thread ran, at most eam_cached_pairs_max pairs (the atoms
+/// beyond are filled again from the list), and freed when the thread ends.
+struct EamPairCache {
+  std::vector<double> dx, dy, dz, r;
+  std::vector<int> j;
+  std::vector<int> count;  ///< per atom of the system, from its first
+  /// Room for `pairs` pairs and `atoms` atoms.
+  void reserve(std::size_t pairs, std::size_t atoms);
+};
+/// At most this many pairs (36 bytes each: 36 MiB) per thread. Tests lower it to take the path
+/// where some atoms' pairs do not fit.
+inline std::size_t eam_cached_pairs_max = std::size_t(1) << 20;
+/// This host thread's EamPairCache.
+EamPairCache& eam_pair_cache();
+}  // namespace detail
 
 /// An EAM potential. Construction reads the file (once: copies share the tables and their device
 /// copies). `species` names the batch's species indices in order (species index i is the element
@@ -88,13 +110,32 @@ class Eam {
                            nrho, rhomax, fp);
     }
 
+    /// Whether the neighbours j[0..n) are all of element a (the AVX2 copies' case).
+    KOKKOS_INLINE_FUNCTION bool same_element(const detail::SpeciesView& species, int a,
+                                             const int* j, int n) const {
+      bool same = true;
+      for (int k = 0; k < n; ++k)
+        same &= element_of(species(j[k])) == a;
+      return same;
+    }
+
     /// The densities of atom i's n pairs with neighbours j[k] at distances r[k] (a: i's element):
     /// what j brings to i in to_i[k], what i brings to j in to_j[k], in a loop of its own (the
     /// host's one-thread loop over blocks of a list).
     KOKKOS_FORCEINLINE_FUNCTION void block_densities(const detail::SpeciesView& species, int a,
                                                      const int* j, const double* r, int n,
                                                      double* to_i, double* to_j) const {
-      for (int k = 0; k < n; ++k) {
+      int k = 0;
+#if BATON_AVX2_DISPATCH
+      if (n >= 4 && a >= 0 && same_element(species, a, j, n) && detail::host_has_avx2()) {
+        k = n & ~3;
+        detail::eam_densities_avx2(&rhor(static_cast<std::size_t>(a) * nr * eam_spline_width), rdr,
+                                   nr, r, k, to_i);
+        for (int q = 0; q < k; ++q)
+          to_j[q] = to_i[q];
+      }
+#endif
+      for (; k < n; ++k) {
         const EamSite site = eam_r_site(r[k], rdr, nr);
         const int b = element_of(species(j[k]));
         to_i[k] = density(b, site);
@@ -113,7 +154,17 @@ class Eam {
                                                       double* s, double* phi) const {
       const int a = element_of(species(i));
       const double fpi = scratch(i, 1);
-      for (int k = 0; k < n; ++k) {
+      int k = 0;
+#if BATON_AVX2_DISPATCH
+      if (n >= 4 && a >= 0 && same_element(species, a, j, n) && detail::host_has_avx2()) {
+        k = n & ~3;
+        detail::eam_pair_terms_avx2(
+            &rhor(static_cast<std::size_t>(a) * nr * eam_spline_width),
+            &z2r(static_cast<std::size_t>(a * (a + 1) / 2 + a) * nr * eam_spline_width), rdr, nr,
+            &scratch(0, 1), fpi, j, r, k, s, phi);
+      }
+#endif
+      for (; k < n; ++k) {
         const int b = element_of(species(j[k]));
         const EamSite site = eam_r_site(r[k], rdr, nr);
         double rhoip = 0, rhojp = 0, z2p = 0;
@@ -317,31 +368,76 @@ class Eam {
       if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
         // From a list, in blocks (detail::each_pair_block: no mispredicted branch), the square
         // roots and the pair terms in loops of their own.
+        // The density pass keeps its blocks (detail::EamPairCache) for the atoms whose pairs fit,
+        // [begin, cached_end); the force pass reads them back, and fills the others' again.
+        detail::EamPairCache& cache = detail::eam_pair_cache();
+        std::size_t candidates = 0;
+        for (int i = begin; i < end; ++i)
+          candidates += static_cast<std::size_t>(pairs.num(i));
+        const std::size_t room =
+            candidates < detail::eam_cached_pairs_max ? candidates : detail::eam_cached_pairs_max;
+        cache.reserve(room, static_cast<std::size_t>(end - begin));
         detail::PairBlock blk;
         double br[detail::PairBlock::size], bs[detail::PairBlock::size],
             bphi[detail::PairBlock::size];
+        int cached_end = begin;
+        std::size_t used = 0;
         for (int i = begin; i < end; ++i) {
           const int a = element_of(species(i));
           double rho_i = scratch(i, 0);
+          const bool keep =
+              cached_end == i && used + static_cast<std::size_t>(pairs.num(i)) <= room;
+          const std::size_t first = used;
           detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
+            double* r = keep ? cache.r.data() + used : br;
             for (int k = 0; k < n; ++k)
-              br[k] = detail::math_sqrt(blk.r2[k]);
-            block_densities(species, a, blk.j, br, n, bs, bphi);
+              r[k] = detail::math_sqrt(blk.r2[k]);
+            block_densities(species, a, blk.j, r, n, bs, bphi);
             for (int k = 0; k < n; ++k)
               add_density(i, rho_i, blk.j[k], bs[k], bphi[k]);
+            if (keep) {
+              for (int k = 0; k < n; ++k) {
+                cache.dx[used + k] = blk.dx[k];
+                cache.dy[used + k] = blk.dy[k];
+                cache.dz[used + k] = blk.dz[k];
+                cache.j[used + k] = blk.j[k];
+              }
+              used += static_cast<std::size_t>(n);
+            }
           });
+          if (keep) {
+            cache.count[static_cast<std::size_t>(i - begin)] = static_cast<int>(used - first);
+            cached_end = i + 1;
+          }
           scratch(i, 0) = rho_i;
         }
         embed();
+        std::size_t at = 0;
         for (int i = begin; i < end; ++i) {
           double fi[3] = {0, 0, 0};
-          detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
+          const auto forces = [&](const int* j, const double* r, const double* dx, const double* dy,
+                                  const double* dz, int n) {
+            block_pair_terms(species, scratch, i, j, r, n, bs, bphi);
             for (int k = 0; k < n; ++k)
-              br[k] = detail::math_sqrt(blk.r2[k]);
-            block_pair_terms(species, scratch, i, blk.j, br, n, bs, bphi);
-            for (int k = 0; k < n; ++k)
-              add_force(fi, blk.j[k], bs[k], bphi[k], blk.dx[k], blk.dy[k], blk.dz[k]);
-          });
+              add_force(fi, j[k], bs[k], bphi[k], dx[k], dy[k], dz[k]);
+          };
+          if (i < cached_end) {
+            // In blocks of at most PairBlock::size, as the fill gave them.
+            const int m = cache.count[static_cast<std::size_t>(i - begin)];
+            for (int o = 0; o < m; o += detail::PairBlock::size) {
+              const std::size_t q = at + static_cast<std::size_t>(o);
+              forces(cache.j.data() + q, cache.r.data() + q, cache.dx.data() + q,
+                     cache.dy.data() + q, cache.dz.data() + q,
+                     m - o < detail::PairBlock::size ? m - o : detail::PairBlock::size);
+            }
+            at += static_cast<std::size_t>(m);
+          } else {
+            detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
+              for (int k = 0; k < n; ++k)
+                br[k] = detail::math_sqrt(blk.r2[k]);
+              forces(blk.j, br, blk.dx, blk.dy, blk.dz, n);
+            });
+          }
           for (int d = 0; d < 3; ++d)
             f(i, d) += fi[d];
         }
@@ -415,7 +511,9 @@ class Eam {
         out.virial[c] = w[c];
     }
   };
-  Kernel kernel() const { return kernel_; }
+  Kernel kernel() const {
+    return kernel_;
+  }
 
  private:
   std::shared_ptr<const EamTables> tables_;

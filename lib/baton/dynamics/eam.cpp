@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "baton/core/error.hpp"
 
@@ -24,19 +25,22 @@ Kokkos::View<const T*, systems::SystemsBatch::memory_space> to_device(const std:
 
 namespace detail {
 
-void EamPairCache::reserve(std::size_t pairs, std::size_t atoms) {
-  if (j.size() < pairs) {
-    for (std::vector<double>* v : {&dx, &dy, &dz, &r})
-      v->resize(pairs);
-    j.resize(pairs);
+EamPairRoom eam_pair_room_host(std::size_t pairs, std::size_t atoms) {
+  struct Buffer {
+    std::vector<double> dx, dy, dz, r;
+    std::vector<int> j, count;
+  };
+  static thread_local Buffer b;
+  const std::size_t n = pairs < eam_cached_pairs_max ? pairs : eam_cached_pairs_max;
+  if (b.j.size() < n) {
+    for (std::vector<double>* v : {&b.dx, &b.dy, &b.dz, &b.r})
+      v->resize(n);
+    b.j.resize(n);
   }
-  if (count.size() < atoms)
-    count.resize(atoms);
-}
-
-EamPairCache& eam_pair_cache() {
-  static thread_local EamPairCache cache;
-  return cache;
+  if (b.count.size() < atoms)
+    b.count.resize(atoms);
+  return EamPairRoom{
+      b.dx.data(), b.dy.data(), b.dz.data(), b.r.data(), b.j.data(), b.count.data(), n};
 }
 
 }  // namespace detail

@@ -21,24 +21,34 @@
 namespace baton::dynamics {
 
 namespace detail {
-/// Pairs the host's one-thread EAM loop over a list (Eam::Kernel::one_thread_forces) keeps from
-/// its density pass for its force pass, which then neither fills its blocks from the list again
-/// nor takes their square roots: per pair within the cutoff, its displacement, distance and
-/// neighbour, in the fill's order; per atom, how many. One per host thread (eam_pair_cache()),
-/// grown to the largest system the thread ran, at most eam_cached_pairs_max pairs (the atoms
-/// beyond are filled again from the list), and freed when the thread ends.
-struct EamPairCache {
-  std::vector<double> dx, dy, dz, r;
-  std::vector<int> j;
-  std::vector<int> count;  ///< per atom of the system, from its first
-  /// Room for `pairs` pairs and `atoms` atoms.
-  void reserve(std::size_t pairs, std::size_t atoms);
+/// Where the host's one-thread EAM loop over a list (Eam::Kernel::one_thread_forces) keeps the
+/// pairs its density pass found within the cutoff, for its force pass, which then neither fills
+/// its blocks from the list again nor takes their square roots: per pair, its displacement,
+/// distance and neighbour, in the fill's order; per atom of the system, how many. Room for
+/// `pairs` pairs (0: none kept).
+struct EamPairRoom {
+  double *dx = nullptr, *dy = nullptr, *dz = nullptr, *r = nullptr;
+  int* j = nullptr;
+  int* count = nullptr;
+  std::size_t pairs = 0;
 };
 /// At most this many pairs (36 bytes each: 36 MiB) per thread. Tests lower it to take the path
 /// where some atoms' pairs do not fit.
 inline std::size_t eam_cached_pairs_max = std::size_t(1) << 20;
-/// This host thread's EamPairCache.
-EamPairCache& eam_pair_cache();
+/// This host thread's room for min(pairs, eam_cached_pairs_max) pairs and `atoms` atoms: a buffer
+/// per thread, grown to the largest system it ran and freed when the thread ends (eam.cpp).
+EamPairRoom eam_pair_room_host(std::size_t pairs, std::size_t atoms);
+/// eam_pair_room_host() in host code; no room in device code (the one-thread loop runs on host
+/// spaces only).
+KOKKOS_INLINE_FUNCTION EamPairRoom eam_pair_room(std::size_t pairs, std::size_t atoms) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+  (void)pairs;
+  (void)atoms;
+  return EamPairRoom{};
+#else
+  return eam_pair_room_host(pairs, atoms);
+#endif
+}
 }  // namespace detail
 
 /// An EAM potential. Construction reads the file (once: copies share the tables and their device
@@ -368,15 +378,14 @@ class Eam {
       if constexpr (std::is_same_v<Pairs, detail::ListPairs>) {
         // From a list, in blocks (detail::each_pair_block: no mispredicted branch), the square
         // roots and the pair terms in loops of their own.
-        // The density pass keeps its blocks (detail::EamPairCache) for the atoms whose pairs fit,
+        // The density pass keeps its blocks (detail::EamPairRoom) for the atoms whose pairs fit,
         // [begin, cached_end); the force pass reads them back, and fills the others' again.
-        detail::EamPairCache& cache = detail::eam_pair_cache();
         std::size_t candidates = 0;
         for (int i = begin; i < end; ++i)
           candidates += static_cast<std::size_t>(pairs.num(i));
-        const std::size_t room =
-            candidates < detail::eam_cached_pairs_max ? candidates : detail::eam_cached_pairs_max;
-        cache.reserve(room, static_cast<std::size_t>(end - begin));
+        const detail::EamPairRoom cache =
+            detail::eam_pair_room(candidates, static_cast<std::size_t>(end - begin));
+        const std::size_t room = cache.pairs;
         detail::PairBlock blk;
         double br[detail::PairBlock::size], bs[detail::PairBlock::size],
             bphi[detail::PairBlock::size];
@@ -389,7 +398,7 @@ class Eam {
               cached_end == i && used + static_cast<std::size_t>(pairs.num(i)) <= room;
           const std::size_t first = used;
           detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
-            double* r = keep ? cache.r.data() + used : br;
+            double* r = keep ? cache.r + used : br;
             for (int k = 0; k < n; ++k)
               r[k] = detail::math_sqrt(blk.r2[k]);
             block_densities(species, a, blk.j, r, n, bs, bphi);
@@ -426,8 +435,7 @@ class Eam {
             const int m = cache.count[static_cast<std::size_t>(i - begin)];
             for (int o = 0; o < m; o += detail::PairBlock::size) {
               const std::size_t q = at + static_cast<std::size_t>(o);
-              forces(cache.j.data() + q, cache.r.data() + q, cache.dx.data() + q,
-                     cache.dy.data() + q, cache.dz.data() + q,
+              forces(cache.j + q, cache.r + q, cache.dx + q, cache.dy + q, cache.dz + q,
                      m - o < detail::PairBlock::size ? m - o : detail::PairBlock::size);
             }
             at += static_cast<std::size_t>(m);

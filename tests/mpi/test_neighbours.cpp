@@ -22,6 +22,7 @@
 #include <climits>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,21 @@ void check_close(const Batch& a, const Batch& b, double tolerance) {
   for (std::size_t i = 0; i < fa.size(); ++i)
     worst = std::max(worst, std::abs(fa[i] - fb[i]) / std::max(1.0, std::abs(fb[i])));
   CHECK(worst <= tolerance);
+}
+
+// Jittered Cu fcc cells of n^3 unit cells for each n in `ns` (ids 1, 2, ...), those of n = 5
+// tilted.
+std::vector<bs::HostSystem> copper_cells(const bd::Eam& eam, std::initializer_list<int> ns) {
+  std::vector<bs::HostSystem> systems;
+  std::int64_t id = 0;
+  for (int n : ns) {
+    bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", ++id, 0.05, 3);
+    if (n == 5)
+      bd::tilt_cell(s, 1.5, -0.7, 0.9);
+    s.masses.assign(s.size(), eam.mass("Cu"));
+    systems.push_back(s);
+  }
+  return systems;
 }
 
 // Lists against all pairs: the same to a relative 1e-11.
@@ -327,15 +343,8 @@ TEST_CASE("neighbour lists with EAM, and batches of large and small systems") {
     return;
   }
   const bd::Eam eam(path);
-  std::vector<bs::HostSystem> systems;
-  std::int64_t id = 0;
-  for (int n : {6, 3, 5, 3}) {  // 864 atoms with a list, 108 without, 500 with, 108 without
-    bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", ++id, 0.05, 3);
-    if (n == 5)
-      bd::tilt_cell(s, 1.5, -0.7, 0.9);
-    s.masses.assign(s.size(), eam.mass("Cu"));
-    systems.push_back(s);
-  }
+  // 864 atoms with a list, 108 without, 500 (tilted) with, 108 without.
+  const std::vector<bs::HostSystem> systems = copper_cells(eam, {6, 3, 5, 3});
   Batch listed(systems), all(systems);
   bd::NeighbourOptions large_only;
   large_only.all_pairs_below = 256;
@@ -370,14 +379,8 @@ TEST_CASE("EAM's force pass gives the same bits whether its pairs were kept or f
     return;
   }
   const bd::Eam eam(path);
-  std::vector<bs::HostSystem> systems;
-  for (int n : {3, 5}) {  // 108 atoms (every pair through images) and 500 in a tilted cell
-    bs::HostSystem s = bd::fcc_crystal({n, n, n}, 3.615, "Cu", n, 0.05, 3);
-    if (n == 5)
-      bd::tilt_cell(s, 1.5, -0.7, 0.9);
-    s.masses.assign(s.size(), eam.mass("Cu"));
-    systems.push_back(s);
-  }
+  // 108 atoms (every pair through images) and 500 in a tilted cell.
+  const std::vector<bs::HostSystem> systems = copper_cells(eam, {3, 5});
   bd::NeighbourOptions options;
   options.all_pairs_below = 0;
   const std::size_t limit = bd::detail::eam_cached_pairs_max;

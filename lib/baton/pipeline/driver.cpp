@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -452,6 +453,28 @@ bool Driver::has_running() const {
   return false;
 }
 
+// The work left on this rank, in atoms (Feeder::balance_by_load): each system's atoms times the
+// share of the segment's cost still ahead of it, the stage it is in counted by its steps so far
+// against the steps the stage expects (none past them).
+double Driver::remaining_work() const {
+  const Impl& m = *impl_;
+  double work = 0.0;
+  for (std::size_t i = 0; i < m.runners.size(); ++i) {
+    double after = 0.0;
+    for (std::size_t j = i + 1; j < m.stage_share.size(); ++j)
+      after += m.stage_share[j];
+    const double share = m.stage_share[i];
+    const double steps = m.stage_steps[i];
+    for (const systems::HostSlot& slot : m.runners[i].batch.host_slots()) {
+      double ahead = after;
+      if (slot.status == static_cast<int>(systems::SystemStatus::active))
+        ahead += share * std::max(0.0, 1.0 - static_cast<double>(slot.steps) / steps);
+      work += slot.count * ahead;
+    }
+  }
+  return work;
+}
+
 // Assigns the systems waiting in `out` (in slot order) to downstream links with credit,
 // round-robin.
 std::vector<std::vector<int>> Driver::assign_downstream(const systems::SystemsBatch& out,
@@ -527,9 +550,12 @@ void Driver::grant_and_feed() {
   const detail::LinkContext c = context(mode_into(m.runners.front().counters.stage));
   detail::Runner& first = m.runners.front();
   if (!m.up.empty())
-    detail::grant_credit(c, m.up, first.batch.free());
+    detail::grant_credit(
+        c, m.up, first.batch.free(),
+        m.balanced ? std::llround(remaining_work() * detail::load_scale) : std::int64_t{0});
   if (m.feeder) {
-    std::vector<systems::HostSystem> take = m.feeder->take(first.batch.free());
+    std::vector<systems::HostSystem> take =
+        m.feeder->deal(c, first.batch.free(), has_running(), m.balanced ? remaining_work() : 0.0);
     if (!take.empty()) {
       const int slot = first.batch.num_systems();
       systems::append_systems(first.batch, take, species_);
@@ -538,7 +564,7 @@ void Driver::grant_and_feed() {
       first.impl->enter(first.batch, slot, static_cast<int>(take.size()));
       resume_arrivals(first, slot);
     }
-    m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()), has_running());
+    m.feeder->feed(c, species_, static_cast<int>(pipeline_.size()));
   }
 }
 

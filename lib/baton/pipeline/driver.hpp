@@ -159,6 +159,7 @@ class Driver {
   bool inputs_done();
   long systems_here() const;
   bool has_running() const;
+  double remaining_work() const;
   std::vector<std::vector<int>> assign_downstream(const systems::SystemsBatch& out, bool all);
   detail::LinkContext context(CommMode mode);
   CommMode mode_into(int stage) const;

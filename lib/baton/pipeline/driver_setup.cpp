@@ -230,6 +230,18 @@ void Driver::setup(SystemSource& source) {
       m.runners.push_back(std::move(r));
     }
     m.last_segment = seg.last_stage == k - 1;
+    // One segment of several ranks: rank 0 deals the input by the work each rank has left.
+    m.balanced = plan_.segments.size() == 1 && seg.ranks.size() > 1;
+    double total = 0.0;
+    for (int s = seg.first_stage; s <= seg.last_stage; ++s)
+      total += std::max(costs[static_cast<std::size_t>(s)], 0.0);
+    for (int s = seg.first_stage; s <= seg.last_stage; ++s) {
+      const double cost = std::max(costs[static_cast<std::size_t>(s)], 0.0);
+      m.stage_share.push_back(total > 0.0 ? cost / total
+                                          : 1.0 / (seg.last_stage - seg.first_stage + 1));
+      m.stage_steps.push_back(std::max(
+          m.runners[static_cast<std::size_t>(s - seg.first_stage)].impl->cost_estimate(), 1.0));
+    }
     if (!m.last_segment)
       make_overflow_chain();
     build_links();
@@ -241,6 +253,7 @@ void Driver::setup(SystemSource& source) {
           feed.emplace_back(r, cap.systems, cap.atoms);
       m.feeder.emplace(source, std::move(ahead), max_atoms, std::move(feed), !streamed_,
                        m.resume.empty() ? nullptr : &m.resume);
+      m.feeder->balance_by_load(m.balanced);
     }
     std::vector<int> sources;
     if (comm_.rank() == 0)

@@ -50,6 +50,11 @@ struct Driver::Impl {
   HandoffCopies copies;  // the paths counted here (the feeder and the collector count their own)
   Checkpoints resume;    // systems that go on from a checkpoint (every rank: set by setup)
   long checkpoint_interval = 0;  // pipeline steps between checkpoints (0: none)
+  // Input balanced by load (a one-segment plan; Feeder::balance_by_load): each of this rank's
+  // stages' share of the segment's cost, and the steps it expects a system to take.
+  bool balanced = false;
+  std::vector<double> stage_share;
+  std::vector<double> stage_steps;
 };
 
 }  // namespace baton::pipeline

@@ -1,5 +1,8 @@
 #include "baton/pipeline/detail/feeder.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <limits>
 #include <utility>
 
 #include "baton/core/error.hpp"
@@ -66,35 +69,111 @@ bool Feeder::exhausted() {
   return peek() == nullptr;
 }
 
-std::vector<systems::HostSystem> Feeder::take(systems::BatchCapacity room) {
-  std::vector<systems::HostSystem> out;
-  while (const systems::HostSystem* s = peek()) {
-    const auto a = static_cast<int>(s->size());
-    if (room.systems < 1 || room.atoms < a)
-      break;
-    room.systems -= 1;
-    room.atoms -= a;
-    out.push_back(pop());
+std::vector<systems::HostSystem> Feeder::deal(const LinkContext& c, systems::BatchCapacity room,
+                                              bool busy, double own_load) {
+  const std::size_t n = links_.size();
+  dealt_.assign(n, 0);
+  shares_.assign(n, {});
+  std::vector<systems::HostSystem> own;
+  // The links whose credit is here, then this rank and they share out what waits.
+  for (std::size_t j = 0; j < n; ++j) {
+    DownLink& d = links_[j];
+    if (!d.open || (c.mode != CommMode::sync && !credit_arrived(d)))
+      continue;
+    collect(c, j);
   }
-  return out;
+  deal_to(own, room, own_load);
+  // With nothing to step here, wait for the other links' credit rather than spin.
+  if (busy || !own.empty())
+    return own;
+  bool waited = false;
+  for (std::size_t j = 0; j < n; ++j) {
+    DownLink& d = links_[j];
+    if (!d.open || dealt_[j])
+      continue;
+    collect(c, j);
+    waited = true;
+  }
+  if (waited)
+    deal_to(own, room, own_load);
+  return own;
 }
 
-void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stages, bool busy) {
-  for (std::size_t j = 0; j < links_.size(); ++j) {
-    DownLink& d = links_[(round_robin_ + j) % links_.size()];
-    if (!d.open)
-      continue;
-    if (busy && c.mode != CommMode::sync && !credit_arrived(d))
-      continue;
-    collect_owed_credit(c, d);
-    std::vector<systems::HostSystem> share;
+void Feeder::collect(const LinkContext& c, std::size_t j) {
+  collect_owed_credit(c, links_[j]);
+  dealt_[j] = 1;
+}
+
+void Feeder::deal_to(std::vector<systems::HostSystem>& own, systems::BatchCapacity& room,
+                     double& own_load) {
+  const std::size_t n = links_.size();
+  if (!balance_) {  // this rank's batch first, then the links in turn
     while (const systems::HostSystem* s = peek()) {
-      const auto a = static_cast<std::int64_t>(s->size());
-      if (!d.fits(a))
+      const auto a = static_cast<int>(s->size());
+      if (room.systems < 1 || room.atoms < a)
         break;
-      d.take(a);
-      share.push_back(pop());
+      room.systems -= 1;
+      room.atoms -= a;
+      own.push_back(pop());
     }
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t j = (round_robin_ + k) % n;
+      DownLink& d = links_[j];
+      if (!dealt_[j])
+        continue;
+      while (const systems::HostSystem* s = peek()) {
+        const auto a = static_cast<std::int64_t>(s->size());
+        if (!d.fits(a))
+          break;
+        d.take(a);
+        shares_[j].push_back(pop());
+      }
+    }
+    return;
+  }
+  while (const systems::HostSystem* s = peek()) {
+    const auto a = static_cast<std::int64_t>(s->size());
+    // The least load of all, and the least of those that can take the system now (-1: this rank).
+    double least = own_load;
+    double best_load =
+        room.systems >= 1 && room.atoms >= a ? own_load : std::numeric_limits<double>::infinity();
+    std::ptrdiff_t best = -1;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t j = (round_robin_ + k) % n;
+      const DownLink& d = links_[j];
+      if (!d.open)
+        continue;
+      const double load = static_cast<double>(d.reported_load) / load_scale + d.unreported_load;
+      least = std::min(least, load);
+      if (dealt_[j] && d.fits(a) && load < best_load) {
+        best_load = load;
+        best = static_cast<std::ptrdiff_t>(j);
+      }
+    }
+    if (best_load > least)
+      break;  // it waits for the least loaded rank's room
+    if (best < 0) {
+      room.systems -= 1;
+      room.atoms -= static_cast<int>(a);
+      own_load += static_cast<double>(a);
+      own.push_back(pop());
+    } else {
+      const auto j = static_cast<std::size_t>(best);
+      links_[j].take(a);
+      links_[j].unreported_load += static_cast<double>(a);
+      shares_[j].push_back(pop());
+    }
+  }
+}
+
+void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stages) {
+  for (std::size_t k = 0; k < links_.size(); ++k) {
+    const std::size_t j = (round_robin_ + k) % links_.size();
+    DownLink& d = links_[j];
+    if (j >= dealt_.size() || !dealt_[j])
+      continue;
+    std::vector<systems::HostSystem> share = std::move(shares_[j]);
+    shares_[j].clear();
     const bool eos = exhausted();
     systems::HostPacked w =
         systems::encode_host_systems(share, species, stages);  // names their labels
@@ -112,6 +191,7 @@ void Feeder::feed(const LinkContext& c, systems::SpeciesTable& species, int stag
     if (!eos)
       expect_credit(c, d);
   }
+  dealt_.assign(links_.size(), 0);
   if (!links_.empty())
     round_robin_ = (round_robin_ + 1) % links_.size();
 }

@@ -24,7 +24,7 @@ namespace {
 
 // A negative credit is a downstream rank's notice that it stopped with an error.
 void add_credit(const LinkContext& c, DownLink& d, const HostInts& credit) {
-  if (credit.extent(0) != 2 || credit(0) < 0 || credit(1) < 0) {
+  if (credit.extent(0) != 3 || credit(0) < 0 || credit(1) < 0) {
     d.open = false;
     throw Error("baton::pipeline: rank " + std::to_string(d.rank) + " (downstream of rank " +
                 std::to_string(c.comm.rank()) +
@@ -32,14 +32,18 @@ void add_credit(const LinkContext& c, DownLink& d, const HostInts& credit) {
   }
   d.credit_systems += credit(0);
   d.credit_atoms += credit(1);
+  d.reported_load = credit(2);
+  d.unreported_load = 0.0;  // the credit answers the last hand-off: its load counts what that held
   c.note("credit from rank " + std::to_string(d.rank) + " (tag " + std::to_string(credit_tag) +
          "): " + counts(credit(0), credit(1)));
 }
 
-void send_credit(const LinkContext& c, int rank, std::int64_t systems, std::int64_t atoms) {
-  HostInts credit("baton::pipeline::credit", 2);
+void send_credit(const LinkContext& c, int rank, std::int64_t systems, std::int64_t atoms,
+                 std::int64_t load) {
+  HostInts credit("baton::pipeline::credit", 3);
   credit(0) = systems;
   credit(1) = atoms;
+  credit(2) = load;
   send_view(c.comm, credit, rank, credit_tag);
 }
 
@@ -115,7 +119,8 @@ void accept_handoff(const LinkContext& c, UpLink& u, const systems::PackedHeader
          "): " + counts(h.systems, h.atoms) + (h.end_of_stream() ? ", end of stream" : ""));
 }
 
-void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::BatchCapacity room) {
+void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::BatchCapacity room,
+                  std::int64_t load) {
   std::int64_t free_systems = room.systems;
   std::int64_t free_atoms = room.atoms;
   for (const UpLink& u : links) {
@@ -135,7 +140,7 @@ void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::Bat
     u.outstanding_atoms += ga;
     {
       auto t = c.timers.scope("send");
-      send_credit(c, u.rank, gs, ga);
+      send_credit(c, u.rank, gs, ga, load);
     }
     u.credited_step = c.step;
     c.note("granted rank " + std::to_string(u.rank) + " (tag " + std::to_string(credit_tag) +
@@ -196,10 +201,11 @@ namespace {
 
 // Sends the two Views of a hand-off on `d`; `keep` runs once the previous hand-off's sends are
 // complete, before the new ones start (to keep host data alive until they complete).
+// `wait_after`: complete the sends before returning; otherwise they complete in the background,
+// and the next hand-off on `d` waits for them first.
 template <class Ints, class Reals, class Keep>
 void send_views(const LinkContext& c, DownLink& d, const Ints& ints, const Reals& reals,
-                bool end_of_stream, const Keep& keep) {
-  const bool wait_after = c.mode != CommMode::fully_async;
+                bool end_of_stream, const Keep& keep, bool wait_after) {
   if (!wait_after) {
     auto t = c.timers.scope("wait");
     d.ints_send.wait();
@@ -224,14 +230,15 @@ void send_views(const LinkContext& c, DownLink& d, const Ints& ints, const Reals
 void send_handoff(const LinkContext& c, DownLink& d, const systems::PackedSystems& wire,
                   bool end_of_stream) {
   send_views(
-      c, d, [&] { return wire.ints; }, [&] { return wire.reals; }, end_of_stream, [] {});
+      c, d, [&] { return wire.ints; }, [&] { return wire.reals; }, end_of_stream, [] {},
+      c.mode != CommMode::fully_async);
 }
 
 void send_handoff(const LinkContext& c, DownLink& d, systems::HostPacked wire, bool end_of_stream) {
   send_views(
       c, d, [&] { return systems::host_ints_view(d.host_wire); },
       [&] { return systems::host_reals_view(d.host_wire); }, end_of_stream,
-      [&] { d.host_wire = std::move(wire); });
+      [&] { d.host_wire = std::move(wire); }, c.mode != CommMode::fully_async);
 }
 
 void expect_credit(const LinkContext& c, DownLink& d) {
@@ -283,7 +290,7 @@ void notify_failure(const LinkContext& c, std::vector<UpLink>& up, std::vector<D
       const bool credited = !pending && u.credited_step == c.step;
       if (pending)
         drain(u);
-      send_credit(c, u.rank, -1, -1);
+      send_credit(c, u.rank, -1, -1, 0);
       // In synchronized mode the upstream rank learns of the failure at this step's agreement and
       // sends no further hand-off.
       if (credited && !c.synchronized)

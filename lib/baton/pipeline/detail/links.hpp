@@ -89,6 +89,9 @@ struct UpLink {
 };
 
 /// This rank as the upstream end of a link.
+/// Loads travel in credits as integers: atoms of work left times this.
+inline constexpr double load_scale = 1024.0;
+
 struct DownLink {
   int rank = 0;
   bool open = true;
@@ -102,6 +105,10 @@ struct DownLink {
   SendHandle ints_send;
   SendHandle reals_send;
   std::size_t species_sent = 0;  ///< species labels the downstream rank was sent
+  /// The work the downstream rank had left when it sent its last credit, in atoms times
+  /// load_scale, and the atoms sent to it since (Feeder::balance_by_load).
+  std::int64_t reported_load = 0;
+  double unreported_load = 0.0;
   SendHandle species_send;
 
   DownLink(int to, std::int64_t systems, std::int64_t atoms)
@@ -132,8 +139,10 @@ systems::PackedSystems receive_handoff(const LinkContext& c, UpLink& u);
 void accept_handoff(const LinkContext& c, UpLink& u, const systems::PackedHeader& h);
 /// Grants each open link that received a hand-off this step what it may still hold of its share,
 /// within `room` (what the receiving batch can take beyond what is outstanding), and sends the
-/// credits: a credit answers a hand-off.
-void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::BatchCapacity room);
+/// credits: a credit answers a hand-off. Each credit carries `load`: the work this rank has left,
+/// for rank 0's input balance (Feeder::balance_by_load; 0 where nothing reads it).
+void grant_credit(const LinkContext& c, std::vector<UpLink>& links, systems::BatchCapacity room,
+                  std::int64_t load = 0);
 
 /// Async modes: takes the credit that answers our last hand-off, if one is owed (blocking).
 void collect_owed_credit(const LinkContext& c, DownLink& d);

@@ -238,7 +238,7 @@ void send_handoff(const LinkContext& c, DownLink& d, systems::HostPacked wire, b
   send_views(
       c, d, [&] { return systems::host_ints_view(d.host_wire); },
       [&] { return systems::host_reals_view(d.host_wire); }, end_of_stream,
-      [&] { d.host_wire = std::move(wire); }, c.mode != CommMode::fully_async);
+      [&] { d.host_wire = std::move(wire); }, c.mode == CommMode::sync);
 }
 
 void expect_credit(const LinkContext& c, DownLink& d) {

@@ -161,6 +161,8 @@ void send_handoff(const LinkContext& c, DownLink& d, const systems::PackedSystem
                   bool end_of_stream);
 /// The same for a hand-off encoded on the host (rank 0's input): its host Views go as they are,
 /// and only the receiving rank puts them on its device. `d` keeps `wire` until the send completes.
+/// In both async modes it completes in the background (rank 0 feeds a link again only once its
+/// credit for this hand-off is back, by when the receiver has it).
 void send_handoff(const LinkContext& c, DownLink& d, systems::HostPacked wire, bool end_of_stream);
 /// After a hand-off that did not end the stream: sync receives the answering credit now, async
 /// modes post its receive.

@@ -5,6 +5,7 @@
 
 #include <baton/core/error.hpp>
 #include <baton/dynamics/detail/eam_avx2.hpp>
+#include <baton/dynamics/eam.hpp>
 #include <baton/dynamics/eam_tables.hpp>
 #include <baton/systems/host_system.hpp>
 
@@ -751,3 +752,23 @@ TEST_CASE("the AVX2 copies of the lookups give the scalar code's bits") {
   CHECK(differ == 0);
 }
 #endif
+
+TEST_CASE("EAM's pair room: one that cannot be allocated is no room, never an exception") {
+  namespace d = baton::dynamics::detail;
+  const std::size_t limit = d::eam_cached_pairs_max;
+  const d::EamPairRoom some = d::eam_pair_room_host(1000, 50);
+  CHECK(some.pairs == 1000);
+  CHECK(some.count != nullptr);
+  // More doubles than a vector can hold: resize() throws (std::length_error) without allocating.
+  d::eam_cached_pairs_max = std::size_t(1) << 62;
+  d::EamPairRoom none{};
+  CHECK_NOTHROW(none = d::eam_pair_room_host(std::size_t(1) << 62, 50));
+  CHECK(none.pairs == 0);
+  CHECK(none.count == nullptr);
+  CHECK(none.j == nullptr);
+  d::eam_cached_pairs_max = limit;
+  // The next room is had again.
+  const d::EamPairRoom again = d::eam_pair_room_host(2000, 60);
+  CHECK(again.pairs == 2000);
+  CHECK(again.count != nullptr);
+}

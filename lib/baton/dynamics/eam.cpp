@@ -1,5 +1,6 @@
 #include "baton/dynamics/eam.hpp"
 
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,13 +33,20 @@ EamPairRoom eam_pair_room_host(std::size_t pairs, std::size_t atoms) {
   };
   static thread_local Buffer b;
   const std::size_t n = pairs < eam_cached_pairs_max ? pairs : eam_cached_pairs_max;
-  if (b.j.size() < n) {
-    for (std::vector<double>* v : {&b.dx, &b.dy, &b.dz, &b.r})
-      v->resize(n);
-    b.j.resize(n);
+  // Called inside a parallel region, where an exception would end the process: a room that cannot
+  // be had is no room (every pair is filled again), and what was held goes back.
+  try {
+    if (b.j.size() < n) {
+      for (std::vector<double>* v : {&b.dx, &b.dy, &b.dz, &b.r})
+        v->resize(n);
+      b.j.resize(n);
+    }
+    if (b.count.size() < atoms)
+      b.count.resize(atoms);
+  } catch (const std::exception&) {
+    b = Buffer{};
+    return EamPairRoom{};
   }
-  if (b.count.size() < atoms)
-    b.count.resize(atoms);
   return EamPairRoom{
       b.dx.data(), b.dy.data(), b.dz.data(), b.r.data(), b.j.data(), b.count.data(), n};
 }

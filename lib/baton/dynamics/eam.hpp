@@ -36,7 +36,8 @@ struct EamPairRoom {
 /// where some atoms' pairs do not fit.
 inline std::size_t eam_cached_pairs_max = std::size_t(1) << 20;
 /// This host thread's room for min(pairs, eam_cached_pairs_max) pairs and `atoms` atoms: a buffer
-/// per thread, grown to the largest system it ran and freed when the thread ends (eam.cpp).
+/// per thread, grown to the largest system it ran and freed when the thread ends (eam.cpp). No room
+/// (all null) when it cannot be allocated; it never throws.
 EamPairRoom eam_pair_room_host(std::size_t pairs, std::size_t atoms);
 /// eam_pair_room_host() in host code; no room in device code (the one-thread loop runs on host
 /// spaces only).
@@ -394,8 +395,8 @@ class Eam {
         for (int i = begin; i < end; ++i) {
           const int a = element_of(species(i));
           double rho_i = scratch(i, 0);
-          const bool keep =
-              cached_end == i && used + static_cast<std::size_t>(pairs.num(i)) <= room;
+          const bool keep = cache.count != nullptr && cached_end == i &&
+                            used + static_cast<std::size_t>(pairs.num(i)) <= room;
           const std::size_t first = used;
           detail::each_pair_block(pairs, i, rc2, blk, [&](int n) {
             double* r = keep ? cache.r + used : br;

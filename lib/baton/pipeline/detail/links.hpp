@@ -5,7 +5,8 @@
 /// Per link between an upstream and a downstream rank: in every step the upstream sends exactly
 /// one hand-off (two View messages on `data_tag`: integers, then doubles, in the wire format;
 /// possibly 0 systems) and, unless that hand-off ended the stream, the downstream answers with one
-/// credit message (`credit_tag`) granting room for more systems and atoms. A rank never sends more
+/// credit message (`credit_tag`) granting room for more systems and atoms, and saying how much work
+/// the downstream rank has left (read by rank 0's Feeder::balance_by_load). A rank never sends more
 /// than the credit it holds, so a batch never overflows. Initial credit is the downstream capacity
 /// split evenly over its upstream ranks; both sides compute it. The last hand-off carries the
 /// end-of-stream flag; a hand-off with the abort flag, or a negative credit, says that the sender

@@ -89,10 +89,10 @@ struct UpLink {
         outstanding_atoms(atoms) {}
 };
 
-/// This rank as the upstream end of a link.
 /// Loads travel in credits as integers: atoms of work left times this.
 inline constexpr double load_scale = 1024.0;
 
+/// This rank as the upstream end of a link.
 struct DownLink {
   int rank = 0;
   bool open = true;
@@ -106,11 +106,11 @@ struct DownLink {
   SendHandle ints_send;
   SendHandle reals_send;
   std::size_t species_sent = 0;  ///< species labels the downstream rank was sent
+  SendHandle species_send;
   /// The work the downstream rank had left when it sent its last credit, in atoms times
   /// load_scale, and the atoms sent to it since (Feeder::balance_by_load).
   std::int64_t reported_load = 0;
   double unreported_load = 0.0;
-  SendHandle species_send;
 
   DownLink(int to, std::int64_t systems, std::int64_t atoms)
       : rank(to), credit_systems(systems), credit_atoms(atoms) {}

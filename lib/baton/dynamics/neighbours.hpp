@@ -26,8 +26,11 @@
 /// atoms of a bin along the third axis, that lie too far (each_candidate).
 
 #include <Kokkos_Core.hpp>
+#include <climits>
 #include <cstdint>
+#include <type_traits>
 
+#include "baton/dynamics/detail/list_avx2.hpp"
 #include "baton/dynamics/random.hpp"
 #include "baton/dynamics/team.hpp"
 #include "baton/dynamics/units.hpp"
@@ -549,9 +552,18 @@ struct NeighbourData {
           return d > margin ? d - margin : 0.0;
         };
         const double at = c[2] + within[2];  // atom i along the third axis, in bins
+        // Four candidates at a time take whole bins: skipping the atoms too far along the third
+        // axis (a square root and a division per column, two branches that go either way per
+        // run) measured no faster there (docs/performance.md).
+        constexpr bool four = std::is_same_v<F, AppendAvx2>;
         const int* const srt = sorted.data();
         const double* const xb = xw.data();
         const double* const along = along_sorted.data();
+#if BATON_AVX2_DISPATCH
+        // Rows the arrays hold: four candidates at a time read up to p + 3 < rows.
+        const int rows =
+            static_cast<int>(sorted.extent(0) < xw.extent(0) ? sorted.extent(0) : xw.extent(0));
+#endif
         for (int o0 = 0; o0 < span[0]; ++o0)
           for (int o1 = 0; o1 < span[1]; ++o1) {
             const int sign01 = off[0][o0] != 0 ? off[0][o0] : off[1][o1];
@@ -566,29 +578,30 @@ struct NeighbourData {
                   (a0 * g.width[0]) * (a0 * g.width[0]) + (a1 * g.width[1]) * (a1 * g.width[1]);
               if (across2 >= rl2)
                 continue;
-              if (g.width[2] > 0)
+              if (g.width[2] > 0 && !four)
                 window = math_sqrt(rl2 - across2) / g.width[2] + margin;
             } else if (a0 >= g.reach_bins[0] || a1 >= g.reach_bins[1]) {
               continue;
             }
-            for (int o2 = 0; o2 < span[2]; ++o2) {
-              const int sign = sign01 != 0 ? sign01 : off[2][o2];
-              if ((Half && sign < 0) || gap(2, off[2][o2]) >= window)
-                continue;
-              const int code = 9 * (image[0][o0] + 1) + 3 * (image[1][o1] + 1) + (image[2][o2] + 1);
-              double t[3];
-              for (int k = 0; k < 3; ++k)
-                t[k] = image[0][o0] * cell.h[k] + image[1][o1] * cell.h[3 + k] +
-                       image[2][o2] * cell.h[6 + k];
-              const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
-              int p0 = begin + bin_start(begin + b), p1 = p0 + bin_fill(begin + b);
-              // Atom j lies along[p] + image nb - at bins from atom i: within the window only.
-              const double from = at - image[2][o2] * g.nb[2];
-              while (p0 < p1 && along[p0] <= from - window)
-                ++p0;
-              while (p1 > p0 && along[p1 - 1] >= from + window)
-                --p1;
-              for (int p = p0; p < p1; ++p) {
+            // The atoms p0 to p1 of bins in a row, whose images are the same, with their image
+            // code, shift t and place from: those within the window along the third axis (a
+            // run is in order along it), then each a candidate.
+            const auto take = [&](int p0, int p1, int sign, int code, const double* t,
+                                  double from) {
+              if (!four) {
+                while (p0 < p1 && along[p0] <= from - window)
+                  ++p0;
+                while (p1 > p0 && along[p1 - 1] >= from + window)
+                  --p1;
+              }
+              int p = p0;
+#if BATON_AVX2_DISPATCH
+              if constexpr (four)  // the same entries
+                p = append_candidates_avx2(srt, xb, p0, p1, rows, xi, t, rl2, code, image_bits,
+                                           sign != 0 ? 0 : (Half ? INT_MIN : i), sign != 0 ? -1 : i,
+                                           f.row, f.m, f.last + 1);
+#endif
+              for (; p < p1; ++p) {
                 const int j = srt[p];
                 if (sign == 0 && (Half ? j <= i : j == i))
                   continue;
@@ -596,7 +609,55 @@ struct NeighbourData {
                              d2 = xi[2] - xb[3 * p + 2] - t[2];
                 f(j, code, d0 * d0 + d1 * d1 + d2 * d2 < rl2);
               }
+            };
+            // A run of bins not yet taken (AppendAvx2 joins the column's next bins to it where
+            // they follow in memory with the same image, outside atom i's own bin).
+            int run0 = 0, run1 = 0, run_sign = 0, run_code = 0, run_image = 0;
+            double run_t[3] = {0, 0, 0}, run_from = 0;
+            for (int o2 = 0; o2 < span[2]; ++o2) {
+              const int sign = sign01 != 0 ? sign01 : off[2][o2];
+              if (Half && sign < 0)
+                continue;
+              if (four && g.orthogonal) {
+                const double a2 = gap(2, off[2][o2]) * g.width[2];
+                if (a2 * a2 + across2 >= rl2)
+                  continue;
+              } else if (gap(2, off[2][o2]) >= window) {
+                continue;
+              }
+              const int b = (bin[0][o0] * g.nb[1] + bin[1][o1]) * g.nb[2] + bin[2][o2];
+              const int p0 = begin + bin_start(begin + b), p1 = p0 + bin_fill(begin + b);
+              if constexpr (four) {
+                if (run1 > run0 && p0 == run1 && sign != 0 && run_sign != 0 &&
+                    image[2][o2] == run_image) {
+                  run1 = p1;
+                  continue;
+                }
+                if (run1 > run0)
+                  take(run0, run1, run_sign, run_code, run_t, run_from);
+              }
+              const int code = 9 * (image[0][o0] + 1) + 3 * (image[1][o1] + 1) + (image[2][o2] + 1);
+              double t[3];
+              for (int k = 0; k < 3; ++k)
+                t[k] = image[0][o0] * cell.h[k] + image[1][o1] * cell.h[3 + k] +
+                       image[2][o2] * cell.h[6 + k];
+              // Atom j lies along[p] + image nb - at bins from atom i: within the window only.
+              const double from = at - image[2][o2] * g.nb[2];
+              if constexpr (four) {
+                run0 = p0;
+                run1 = p1;
+                run_sign = sign;
+                run_code = code;
+                run_image = image[2][o2];
+                for (int k = 0; k < 3; ++k)
+                  run_t[k] = t[k];
+                run_from = from;
+              } else {
+                take(p0, p1, sign, code, t, from);
+              }
             }
+            if (run1 > run0)
+              take(run0, run1, run_sign, run_code, run_t, run_from);
           }
         return f;
       }
@@ -698,6 +759,19 @@ struct NeighbourData {
       m += inside ? 1 : 0;
     }
   };
+  /// An Append whose build (build_row_avx2, in builds with BATON_AVX2_DISPATCH) takes the
+  /// candidates four at a time (detail/list_avx2.hpp): the same list.
+  struct AppendAvx2 : Append {};
+#if BATON_AVX2_DISPATCH
+  /// Atom i's row of a pruned build in an AVX2 copy: its candidates four at a time, the same
+  /// entries in the same order as the generic copy.
+  template <bool Half>
+  BATON_NOINLINE BATON_TARGET_AVX2 int build_row_avx2(const Bins& g, const systems::CellImage& cell,
+                                                      bool shifted, int begin, int i,
+                                                      const Append& row) const {
+    return each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin, AppendAvx2{row}).m;
+  }
+#endif
   /// A build without room for a list: the neighbours counted.
   struct Count {
     int m;
@@ -776,11 +850,15 @@ struct NeighbourData {
     team.team_barrier();
     const int longest = static_cast<int>(team_max(team, begin, end, [&](int i) {
       int m = 0;
-      if (capacity > 0)
-        m = each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin,
-                                       Append{&list(i, 0), list.stride(1), capacity - 1, 0})
-                .m;
-      else
+      if (capacity > 0) {
+        const Append row{&list(i, 0), list.stride(1), capacity - 1, 0};
+#if BATON_AVX2_DISPATCH
+        if (row.stride == 1 && prunes(g, cell, shifted) && host_has_avx2())
+          m = build_row_avx2<Half>(g, cell, shifted, begin, i, row);
+        else
+#endif
+          m = each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin, row).m;
+      } else
         m = each_candidate<Half, true>(g, cell, cell, shifted, begin, i, x_bin, Count{0}).m;
       num(i) = m;
       int none = 1;  // no entry of the row carries an image

@@ -249,6 +249,20 @@ struct PairBlock {
   int j[size];
 };
 
+/// each_pair_block's fill of one pair: written at b's place n, which advances past it when r^2 =
+/// (dx^2 + dy^2) + dz^2 < rc2; true when that fills the block.
+KOKKOS_FORCEINLINE_FUNCTION bool pair_block_append(PairBlock& b, int& n, double rc2, int j,
+                                                   double dx, double dy, double dz) {
+  const double r2 = dx * dx + dy * dy + dz * dz;
+  b.dx[n] = dx;
+  b.dy[n] = dy;
+  b.dz[n] = dz;
+  b.r2[n] = r2;
+  b.j[n] = j;
+  n += r2 < rc2 ? 1 : 0;
+  return n == PairBlock::size;
+}
+
 /// The pairs (HalfPairs) of atom i closer than sqrt(rc2), in blocks: body(n) for the first n <=
 /// PairBlock::size of them in `b`, then the next, in the order `pairs` gives them. Every pair is
 /// written and the block advances past those inside, so no branch is mispredicted (a list holds
@@ -261,14 +275,7 @@ KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc
                                             const Body& body) {
   int n = 0;
   const auto fill = [&](int j, double dx, double dy, double dz) {
-    const double r2 = dx * dx + dy * dy + dz * dz;
-    b.dx[n] = dx;
-    b.dy[n] = dy;
-    b.dz[n] = dz;
-    b.r2[n] = r2;
-    b.j[n] = j;
-    n += r2 < rc2 ? 1 : 0;
-    if (n == PairBlock::size) {
+    if (pair_block_append(b, n, rc2, j, dx, dy, dz)) {
       body(n);
       n = 0;
     }
@@ -284,6 +291,51 @@ KOKKOS_INLINE_FUNCTION void each_pair_block(const Pairs& pairs, int i, double rc
   if (n > 0)
     body(n);
 }
+
+#if BATON_AVX2_DISPATCH
+/// each_pair_block over a list for loops compiled for AVX2: the entries four at a time
+/// (detail/list_avx2.hpp) while the block has room for four, else one at a time as
+/// each_pair_block fills them (so the blocks end where its do); the same blocks.
+template <class Body>
+BATON_TARGET_AVX2 inline void each_list_block_avx2(const ListPairs& pairs, int i, double rc2,
+                                                   PairBlock& b, const Body& body) {
+  if (pairs.min_image) {
+    each_pair_block(pairs, i, rc2, b, body);
+    return;
+  }
+  const int count = pairs.num(i);
+  const int* const row = pairs.list.data() + static_cast<std::size_t>(i) * pairs.list.stride(0);
+  const double* const xp = pairs.xs.data();
+  const double xi[3] = {xp[3 * i], xp[3 * i + 1], xp[3 * i + 2]};
+  const bool plain = pairs.is_plain(i);
+  int n = 0;
+  for (int m = 0;;) {
+    m = plain ? fill_pairs_avx2<true>(row, m, count, image_bits, xp, nullptr, xi, rc2, b.dx, b.dy,
+                                      b.dz, b.r2, b.j, n, PairBlock::size)
+              : fill_pairs_avx2<false>(row, m, count, image_bits, xp, &pairs.shift[0][0], xi, rc2,
+                                       b.dx, b.dy, b.dz, b.r2, b.j, n, PairBlock::size);
+    if (n == PairBlock::size) {  // full: as each_pair_block, the body takes it now
+      body(n);
+      n = 0;
+    }
+    if (m >= count)
+      break;
+    // each_pair_block's fill of one entry (ListPairs::each_plain and each).
+    const int j = row[m] >> image_bits;
+    const double* t = pairs.shift[row[m] & ((1 << image_bits) - 1)];
+    double d[3];
+    for (int k = 0; k < 3; ++k)
+      d[k] = plain ? xi[k] - xp[3 * j + k] : xi[k] - xp[3 * j + k] - t[k];
+    if (pair_block_append(b, n, rc2, j, d[0], d[1], d[2])) {
+      body(n);
+      n = 0;
+    }
+    ++m;
+  }
+  if (n > 0)
+    body(n);
+}
+#endif
 
 /// One pair (i, j) within the cutoff, once, in the host's one-thread loops: its energy pe into e,
 /// s (x_i - x_j) into atom i's force fi and out of j's in fp, and its virial into w when Virial.
@@ -306,7 +358,7 @@ KOKKOS_FORCEINLINE_FUNCTION void add_half_pair(double& e, double* fi, double* __
 /// within the cutoff (each_pair_block), the potential's terms in a loop of their own, then added
 /// in pair order (the same bits as one loop). Forces into fp (zeroed by the caller), the pairs'
 /// energy to es and, when Virial, their virial to ws.
-template <bool Virial, class K>
+template <bool Virial, bool Avx2, class K>
 KOKKOS_FORCEINLINE_FUNCTION void list_pair_forces_body(const K& pot, const ListPairs& pairs,
                                                        const int* __restrict sp,
                                                        double* __restrict fp, int begin, int end,
@@ -319,12 +371,18 @@ KOKKOS_FORCEINLINE_FUNCTION void list_pair_forces_body(const K& pot, const ListP
   for (int i = begin; i < end; ++i) {
     const int si = sp[i];
     double fi[3] = {0, 0, 0};
-    each_pair_block(pairs, i, rc2, b, [&](int n) {
+    const auto block = [&](int n) {
       for (int k = 0; k < n; ++k)
         pot.pair(si, sp[b.j[k]], b.r2[k], be[k], bs[k]);
       for (int k = 0; k < n; ++k)
         add_half_pair<Virial>(e, fi, fp, w, b.j[k], be[k], bs[k], b.dx[k], b.dy[k], b.dz[k]);
-    });
+    };
+#if BATON_AVX2_DISPATCH
+    if constexpr (Avx2)
+      each_list_block_avx2(pairs, i, rc2, b, block);
+    else
+#endif
+      each_pair_block(pairs, i, rc2, b, block);
     for (int d = 0; d < 3; ++d)
       fp[3 * i + d] += fi[d];
   }
@@ -338,7 +396,7 @@ template <bool Virial, class K>
 BATON_NOINLINE KOKKOS_FUNCTION void list_pair_forces(const K& pot, const ListPairs& pairs,
                                                      const int* sp, double* fp, int begin, int end,
                                                      double& es, double* ws) {
-  list_pair_forces_body<Virial>(pot, pairs, sp, fp, begin, end, es, ws);
+  list_pair_forces_body<Virial, false>(pot, pairs, sp, fp, begin, end, es, ws);
 }
 
 #if BATON_AVX2_DISPATCH
@@ -347,7 +405,7 @@ template <bool Virial, class K>
 BATON_NOINLINE BATON_TARGET_AVX2 void list_pair_forces_avx2(const K& pot, const ListPairs& pairs,
                                                             const int* sp, double* fp, int begin,
                                                             int end, double& es, double* ws) {
-  list_pair_forces_body<Virial>(pot, pairs, sp, fp, begin, end, es, ws);
+  list_pair_forces_body<Virial, true>(pot, pairs, sp, fp, begin, end, es, ws);
 }
 #endif
 

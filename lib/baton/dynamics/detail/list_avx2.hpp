@@ -65,7 +65,7 @@ constexpr LeftPackTable4d make_left_pack_table4d() {
 }
 inline constexpr LeftPackTable4d left_pack_table4d = make_left_pack_table4d();
 
-/// The candidates p = p0 to p1 - 1 of a bin: atom j = srt[p] at xb[3p], xb[3p + 1], xb[3p + 2].
+/// Candidates p = p0 .. p1 - 1 of a run of bins: atom j = srt[p] at xb[3p], xb[3p + 1], xb[3p + 2].
 /// A candidate with lo <= j <= hi is skipped (atom i itself, or a pair the half stencil leaves to
 /// j). Every other is written to row as (j << shift) | code, at row[m], and m advances past those
 /// with ((xi - x_j) - t)^2 < rl2, the three squares added as (x^2 + y^2) + z^2: the scalar loop's

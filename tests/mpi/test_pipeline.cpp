@@ -835,6 +835,10 @@ class CostlyNve : public dyn::VerletStage<dyn::LennardJones> {
   void advance(sys::SystemsBatch& batch, int max_steps) override {
     const auto start = std::chrono::steady_clock::now();
     dyn::VerletStage<dyn::LennardJones>::advance(batch, max_steps);
+    // On a GPU advance() may return before its kernels finish: without the fence `took` was the
+    // launches' time, the sleep the 1 ms floor, and on an H200 (2026-11-28) calibration saw the two
+    // stages cost about the same and split 4 ranks 2 and 2.
+    Kokkos::fence();
     const auto took = std::chrono::steady_clock::now() - start;
     std::this_thread::sleep_for(
         std::max<std::chrono::steady_clock::duration>(9 * took, std::chrono::milliseconds(1)));

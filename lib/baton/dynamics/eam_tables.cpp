@@ -54,8 +54,6 @@ class EamReader {
   EamReader(std::istream& in, std::string source, std::string who)
       : in_(in), source_(std::move(source)), who_(std::move(who)) {}
 
-  const std::string& source() const noexcept { return source_; }
-
   // One free-form line (a comment line at the top of the file); fails at the end of the file.
   void comment_line(const std::string& what) {
     if (!raw_line()) {
